@@ -1,0 +1,5 @@
+import sys
+
+from pagetrail.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,50 @@
+"""Shared plumbing of the command line: JSON output, errors as one line, async runner."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from pagetrail.tools.errors import PagetrailError
+
+T = TypeVar("T")
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class UsageError(PagetrailError):
+    code = "usage"
+
+
+def to_jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    return value
+
+
+def print_json(value: Any) -> None:
+    json.dump(to_jsonable(value), sys.stdout, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+def run_async(coro: Awaitable[T]) -> T:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def fail(message: str, code: int = 2) -> int:
+    print(f"pagetrail: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,34 @@
+"""`pagetrail db upgrade|current`."""
+
+from __future__ import annotations
+
+import argparse
+
+from pagetrail.store.db import create_db_engine
+from pagetrail.store.migrate import current_revision, head_revision, upgrade
+from pagetrail.tools.settings import Settings, mask_url_password
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("db", help="database migrations")
+    inner = parser.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+    up = inner.add_parser("upgrade", help="migrate the database to the latest schema")
+    up.add_argument("--revision", default="head")
+    up.set_defaults(func=db_upgrade)
+    cur = inner.add_parser("current", help="print the schema revision")
+    cur.set_defaults(func=db_current)
+
+
+def db_upgrade(args: argparse.Namespace) -> int:
+    url = Settings().database_url
+    engine = create_db_engine(url)
+    upgrade(engine, args.revision)
+    print(f"{mask_url_password(url)}: at revision {current_revision(engine)}")
+    return 0
+
+
+def db_current(args: argparse.Namespace) -> int:
+    url = Settings().database_url
+    engine = create_db_engine(url)
+    print(f"{mask_url_password(url)}: revision {current_revision(engine)} (head {head_revision()})")
+    return 0

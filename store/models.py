@@ -1,0 +1,150 @@
+"""Typed SQLAlchemy 2.x models. Every schema change comes with an Alembic migration."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Float, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class LinkCheck(Base):
+    """One check of one URL: the verdict and the evidence behind it."""
+
+    __tablename__ = "link_checks"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    url: Mapped[str] = mapped_column(Text, index=True)
+    checked_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    verdict: Mapped[str] = mapped_column(String(16))
+    status: Mapped[int | None] = mapped_column(Integer)
+    final_url: Mapped[str | None] = mapped_column(Text)
+    evidence: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    scan_id: Mapped[str | None] = mapped_column(String(64), index=True)
+
+
+class MementoCache(Base):
+    """Cached archive look-ups (TimeMap/CDX results and the chosen capture) per URL."""
+
+    __tablename__ = "mementos"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    at: Mapped[str] = mapped_column(String(32), default="")
+    archive: Mapped[str] = mapped_column(Text, default="")
+    fetched_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    __table_args__ = (Index("ix_mementos_key", "url", "at", "archive"),)
+
+
+class SearchCache(Base):
+    """Cached answers of one search engine to one query, with expiry."""
+
+    __tablename__ = "searches"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    engine: Mapped[str] = mapped_column(String(32))
+    query: Mapped[str] = mapped_column(Text)
+    site: Mapped[str] = mapped_column(Text, default="")
+    fetched_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    hits: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    __table_args__ = (Index("ix_searches_key", "engine", "query", "site"),)
+
+
+class Recovery(Base):
+    """One recovery: the request, the answer (JSON of tools.models.Recovery), the time."""
+
+    __tablename__ = "recoveries"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    url: Mapped[str] = mapped_column(Text, index=True)
+    request_key: Mapped[str] = mapped_column(String(64), index=True)
+    request: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    answer: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class Pick(Base):
+    """The replacement a person chose (or rejected) for a dead URL."""
+
+    __tablename__ = "picks"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dead_url: Mapped[str] = mapped_column(Text, index=True)
+    chosen_url: Mapped[str] = mapped_column(Text)
+    host: Mapped[str] = mapped_column(String(255), index=True, default="")
+    by: Mapped[str] = mapped_column(String(255), default="")
+    via: Mapped[str] = mapped_column(String(32), default="cli")
+    where: Mapped[str] = mapped_column(String(255), default="")
+    note: Mapped[str] = mapped_column(Text, default="")
+    rejected: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Move(Base):
+    """Evidence that a URL moved: pick, live redirect, archived redirect, confirmed recovery."""
+
+    __tablename__ = "moves"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    old_url: Mapped[str] = mapped_column(Text)
+    new_url: Mapped[str] = mapped_column(Text)
+    host: Mapped[str] = mapped_column(String(255), index=True)
+    source: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    __table_args__ = (UniqueConstraint("old_url", "new_url", "source", name="uq_moves"),)
+
+
+class Watch(Base):
+    """A channel watching a site or page, on a schedule."""
+
+    __tablename__ = "watches"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel: Mapped[str] = mapped_column(String(64), index=True)
+    target: Mapped[str] = mapped_column(Text)
+    schedule: Mapped[str] = mapped_column(String(64), default="weekly")
+    created_by: Mapped[str] = mapped_column(String(255), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    __table_args__ = (UniqueConstraint("channel", "target", name="uq_watch"),)
+
+
+class LinkEdge(Base):
+    """page → URL with the anchor text and context words: feeds link-neighbourhood evidence."""
+
+    __tablename__ = "link_edges"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    page_url: Mapped[str] = mapped_column(Text)
+    target_url: Mapped[str] = mapped_column(Text, index=True)
+    anchor: Mapped[str] = mapped_column(Text, default="")
+    context: Mapped[str] = mapped_column(Text, default="")
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    __table_args__ = (Index("ix_link_edges_page", "page_url"),)
+
+
+class DigestRun(Base):
+    """One digest run for one channel; `posted` guards against duplicate posts."""
+
+    __tablename__ = "digest_runs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel: Mapped[str] = mapped_column(String(64), index=True)
+    period: Mapped[str] = mapped_column(String(32))
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    posted: Mapped[bool] = mapped_column(default=False)
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    error: Mapped[str] = mapped_column(Text, default="")
+
+
+class TermStat(Base):
+    """Document frequencies of terms in pages seen (background model for IDF and KLD)."""
+
+    __tablename__ = "term_stats"
+    term: Mapped[str] = mapped_column(String(128), primary_key=True)
+    lang: Mapped[str] = mapped_column(String(8), primary_key=True, default="")
+    df: Mapped[int] = mapped_column(Integer, default=0)

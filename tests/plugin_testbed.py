@@ -1,0 +1,1 @@
+"""Testbed fixtures (filled in by the testbed runner work)."""

@@ -1,0 +1,90 @@
+"""Named errors of the engine. Every failure a user can cause or meet has one."""
+
+from __future__ import annotations
+
+
+class PagetrailError(Exception):
+    """Base class: a failure with a message fit for a person (one line)."""
+
+    code = "error"
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"error": self.code, "message": str(self), "url": self.url}
+
+
+class InvalidURL(PagetrailError):
+    """The text is not an absolute http(s) URL we can fetch."""
+
+    code = "invalid_url"
+
+
+class RefusedAddress(PagetrailError):
+    """SSRF guard: the URL (or a redirect hop) points at a private/loopback/metadata address."""
+
+    code = "refused_address"
+
+
+class BodyTooLarge(PagetrailError):
+    code = "body_too_large"
+
+
+class DecompressionBomb(PagetrailError):
+    code = "decompression_bomb"
+
+
+class TooManyRedirects(PagetrailError):
+    code = "too_many_redirects"
+
+
+class RedirectLoop(TooManyRedirects):
+    code = "redirect_loop"
+
+
+class UnsupportedContent(PagetrailError):
+    """Binary or otherwise unparseable content where a document was expected."""
+
+    code = "unsupported_content"
+
+
+class FetchFailed(PagetrailError):
+    """Network-level failure (DNS, refused, TLS, timeout) after retries."""
+
+    code = "fetch_failed"
+
+
+class RateLimited(PagetrailError):
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, url: str | None = None, retry_after: float | None = None):
+        super().__init__(message, url=url)
+        self.retry_after = retry_after
+
+
+class ArchiveUnavailable(PagetrailError):
+    code = "archive_unavailable"
+
+
+class NoMemento(PagetrailError):
+    code = "no_memento"
+
+
+class EngineUnavailable(PagetrailError):
+    code = "engine_unavailable"
+
+
+class ConfigError(PagetrailError):
+    code = "config_error"
+
+
+class WorldError(PagetrailError):
+    """A testbed world that does not follow FORMAT.md (names file and line)."""
+
+    code = "world_error"
+
+
+class ModelMissing(PagetrailError):
+    code = "model_missing"

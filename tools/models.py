@@ -1,0 +1,173 @@
+"""Result types of the engine (pydantic), shared by the CLI, the MCP server and the bot.
+
+Their JSON schema is the public schema of pagetrail's answers (`SCHEMA_VERSION`).
+Text that came from archives or candidate pages is untrusted data: it is clipped and
+carried in data fields, never interpreted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = 1
+
+Verdict = Literal[
+    "ok", "redirected", "dead", "soft404", "unreachable", "transient", "blocked", "refused"
+]
+DEAD_VERDICTS: frozenset[str] = frozenset({"dead", "soft404", "unreachable"})
+Kind = Literal["moved", "replacement", "archived"]
+Method = Literal[
+    "REDIRECT", "INFER", "PICK", "TI", "TA", "LS5", "LS7", "ANC", "ANC+", "URL", "LNLS",
+    "SITE", "CDX", "CONTEXT",
+]
+
+
+class Hop(BaseModel):
+    url: str
+    status: int
+    location: str | None = None
+
+
+class CheckResult(BaseModel):
+    url: str
+    verdict: Verdict
+    status: int | None = None
+    final_url: str | None = None
+    chain: list[Hop] = Field(default_factory=list)
+    reason: str = ""
+    evidence: dict[str, object] = Field(default_factory=dict)
+    checked_at: datetime | None = None
+    confirmed: bool = False  # only the scanner confirms deaths (repeated failures over time)
+
+    @property
+    def is_dead(self) -> bool:
+        return self.verdict in DEAD_VERDICTS
+
+
+class Link(BaseModel):
+    url: str
+    anchor: str = ""
+    context: str = ""
+
+
+class Document(BaseModel):
+    """A parsed HTML page (memento, candidate or linking page)."""
+
+    url: str
+    title: str = ""
+    site_name: str = ""
+    text: str = ""
+    description: str = ""
+    keywords: list[str] = Field(default_factory=list)
+    canonical: str | None = None
+    lang: str = ""
+    links: list[Link] = Field(default_factory=list)
+
+
+class Memento(BaseModel):
+    original_url: str
+    memento_url: str  # replay URL of the capture
+    raw_url: str  # `id_` URL: the capture without the replay banner
+    datetime: datetime
+    archive: str
+    status: int | None = None
+    location: str | None = None  # for captured redirects
+    document: Document | None = None
+
+
+class ArchivedRedirect(BaseModel):
+    original_url: str
+    target_url: str
+    datetime: datetime
+    status: int
+    memento_url: str
+
+
+class Term(BaseModel):
+    term: str
+    score: float
+
+
+class Signature(BaseModel):
+    url: str
+    title: str = ""
+    ls5: list[str] = Field(default_factory=list)
+    ls7: list[str] = Field(default_factory=list)
+    terms: list[Term] = Field(default_factory=list)  # TF-IDF ranked
+    kld_terms: list[Term] = Field(default_factory=list)
+    url_terms: list[str] = Field(default_factory=list)
+    lang: str = ""
+
+
+class Tag(BaseModel):
+    tag: str
+    source: str  # "meta" | "hn" | ...
+    ghost: bool = False  # no longer on the current page
+
+
+class Hit(BaseModel):
+    url: str
+    title: str = ""
+    snippet: str = ""
+    rank: int = 0
+    engine: str = ""
+
+
+class Query(BaseModel):
+    text: str
+    method: str
+    engine: str = ""
+    site: str | None = None
+    hits: list[Hit] = Field(default_factory=list)
+    error: str | None = None
+
+
+class Scores(BaseModel):
+    """Every component score behind a candidate's rank (0–1 unless stated)."""
+
+    content_cosine: float | None = None
+    content_kld: float | None = None  # KL divergence, lower is closer (not 0–1)
+    title_similarity: float | None = None
+    anchor_dice: float | None = None
+    url_similarity: float = 0.0
+    same_site: bool = False
+    query_votes: int = 0
+    best_rank: int | None = None
+    rrf: float = 0.0
+    pick: float = 0.0
+    rule_support: float = 0.0
+
+
+class Candidate(BaseModel):
+    url: str
+    title: str = ""
+    kind: Kind
+    confidence: float
+    scores: Scores = Field(default_factory=Scores)
+    methods: list[str] = Field(default_factory=list)
+    evidence: str = ""  # one line a person can read
+
+
+class EngineFailure(BaseModel):
+    engine: str
+    error: str
+
+
+class Recovery(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    url: str
+    check: CheckResult | None = None
+    answer: Literal["alive", "redirected", "moved", "replacement", "archived", "none"]
+    reason: str = ""
+    memento: Memento | None = None
+    evidence: dict[str, object] = Field(default_factory=dict)
+    queries: list[Query] = Field(default_factory=list)
+    candidates: list[Candidate] = Field(default_factory=list)
+    related_archived: list[dict[str, object]] = Field(default_factory=list)
+    failures: list[EngineFailure] = Field(default_factory=list)
+    requests: int = 0
+    seconds: float = 0.0
+    cached: bool = False

@@ -1,0 +1,163 @@
+"""One settings object for the whole product.
+
+Sources, strongest first: keyword arguments, environment variables ``PAGETRAIL_*``, a TOML
+file (``PAGETRAIL_CONFIG`` or ``config.toml`` in the user's config directory), defaults.
+Defaults point at the real services (Internet Archive, Hacker News search); the testbed
+points pagetrail elsewhere through these same settings, never through code branches.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any
+
+import platformdirs
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+APP_NAME = "pagetrail"
+
+CommaList = Annotated[list[str], NoDecode]
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("PAGETRAIL_DATA_DIR") or platformdirs.user_data_dir(APP_NAME))
+
+
+def config_file() -> Path:
+    explicit = os.environ.get("PAGETRAIL_CONFIG")
+    if explicit:
+        return Path(explicit)
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def default_database_url() -> str:
+    return f"sqlite:///{data_dir() / 'pagetrail.db'}"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="PAGETRAIL_", extra="ignore", validate_default=True
+    )
+
+    # --- store -------------------------------------------------------------------------
+    database_url: str = Field(default_factory=default_database_url)
+
+    # --- fetching ------------------------------------------------------------------------
+    user_agent: str = (
+        "pagetrail/0.1 (+https://github.com/pagetrail/pagetrail; dead-link recovery bot)"
+    )
+    proxy: str | None = None
+    ca_bundle: str | None = None
+    # Hosts reached directly, never through the proxy (archives/search on this machine).
+    no_proxy: CommaList = Field(default_factory=list)
+    # SSRF allow-list: hosts (or host:port) that may resolve to private/loopback addresses.
+    allow_hosts: CommaList = Field(default_factory=list)
+    connect_timeout: float = 5.0
+    read_timeout: float = 10.0
+    total_timeout: float = 20.0
+    max_bytes: int = 5 * 1024 * 1024
+    max_redirects: int = 10
+    per_host_rps: float = 1.0
+    per_host_concurrency: int = 2
+    concurrency: int = 16
+    retries: int = 2
+
+    # --- archives (RFC 7089) -------------------------------------------------------------
+    # Each entry is a Memento endpoint prefix: TimeGate = prefix + "/" + url,
+    # TimeMap = the archive's timemap prefix; pywb-style collections and the Internet Archive.
+    archives: CommaList = Field(default_factory=lambda: ["https://web.archive.org/web"])
+
+    # --- search engines ------------------------------------------------------------------
+    search_engines: CommaList = Field(
+        default_factory=lambda: ["site", "cdx", "local", "ddgs"]
+    )
+    searxng_url: str | None = None
+    brave_api_key: SecretStr | None = None
+    google_api_key: SecretStr | None = None
+    google_cx: str | None = None
+    search_cache_ttl: int = 7 * 24 * 3600
+    search_rps: float = 1.0
+
+    # --- social tags ---------------------------------------------------------------------
+    hn_api_url: str = "https://hn.algolia.com/api/v1"
+
+    # --- recovery budget ---------------------------------------------------------------
+    max_queries: int = 24
+    max_candidates: int = 40
+    recovery_seconds: float = 30.0
+
+    # --- scanner -------------------------------------------------------------------------
+    confirm_failures: int = 3
+    confirm_days: float = 3.0
+
+    # --- faces ---------------------------------------------------------------------------
+    mcp_token: SecretStr | None = None
+    mcp_max_concurrent: int = 8
+    slack_api_url: str = "https://slack.com/api/"
+    slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, validation_alias="SLACK_SIGNING_SECRET"
+    )
+    slack_app_token: SecretStr | None = Field(default=None, validation_alias="SLACK_APP_TOKEN")
+
+    @field_validator("no_proxy", "allow_hosts", "archives", "search_engines", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                import json
+
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = config_file()
+        if path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    def masked(self) -> dict[str, Any]:
+        """Effective settings as plain data, secrets masked (for `config show` and logs)."""
+        shown: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                value = "********" if value.get_secret_value() else ""
+            elif name == "database_url" and isinstance(value, str):
+                value = mask_url_password(value)
+            shown[name] = value
+        return shown
+
+
+def mask_url_password(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return url
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,82 @@
+"""URL parsing, validation and normalisation (pure functions)."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+
+from pagetrail.tools.errors import InvalidURL
+
+MAX_URL_LENGTH = 8192
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid|ref_src)$", re.I)
+
+
+def validate_url(text: str) -> str:
+    """Return `text` stripped if it is an absolute http(s) URL with a host, else InvalidURL."""
+    if not isinstance(text, str):
+        raise InvalidURL("URL must be text")
+    url = text.strip()
+    if not url:
+        raise InvalidURL("empty URL")
+    if len(url) > MAX_URL_LENGTH:
+        raise InvalidURL(f"URL longer than {MAX_URL_LENGTH} characters", url=url[:200])
+    if any(ch in url for ch in "\x00\r\n\t "):
+        raise InvalidURL("URL contains whitespace or control characters", url=url[:200])
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidURL(f"malformed URL: {exc}", url=url[:200]) from exc
+    if parts.scheme.lower() not in ("http", "https"):
+        scheme = parts.scheme or "(none)"
+        raise InvalidURL(f"unsupported scheme {scheme!r}: only http and https", url=url[:200])
+    if not parts.hostname:
+        raise InvalidURL("URL has no host", url=url[:200])
+    if port == 0:
+        raise InvalidURL("URL has port 0", url=url[:200])
+    try:
+        parts.hostname.encode("idna")
+    except UnicodeError as exc:
+        raise InvalidURL(f"invalid host name: {exc}", url=url[:200]) from exc
+    return url
+
+
+def host_of(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+def site_of(url: str) -> str:
+    """Host without a leading www. (the 'same site' test)."""
+    host = host_of(url)
+    return host[4:] if host.startswith("www.") else host
+
+
+def normalize_url(url: str) -> str:
+    """Canonical form used to compare URLs (scoring, caches, dedup).
+
+    Lower-case scheme and host, no default port, no fragment, no tracking parameters,
+    percent-encoding normalised, empty path = "/", trailing "index.html" kept (it matters
+    to some servers), trailing slash dropped except for the root, www. dropped, http≡https.
+    """
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url.strip()
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host.startswith("www."):
+        host = host[4:]
+    port = parts.port
+    netloc = host if port in (None, _DEFAULT_PORTS.get(parts.scheme.lower())) else f"{host}:{port}"
+    path = quote(unquote(parts.path or "/"), safe="/:@!$&'()*+,;=-._~%")
+    if len(path) > 1 and path.endswith("/"):
+        path = path.rstrip("/") or "/"
+    query = urlencode(
+        sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+               if not _TRACKING.match(k))
+    )
+    return urlunsplit(("http", netloc, path, query, ""))
+
+
+def same_url(a: str, b: str) -> bool:
+    return normalize_url(a) == normalize_url(b)
