@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Set up and run the whole test suite: lint, then pytest on SQLite and PostgreSQL.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+VENV=${PAGETRAIL_VENV:-.venv}
+export PATH="$PWD/$VENV/bin:$PATH"
+
+echo "== ruff"
+ruff check .
+
+pgdir=$(mktemp -d /tmp/pagetrail-pg.XXXXXX)
+cleanup() { bash scripts/postgres.sh stop "$pgdir" || true; }
+trap cleanup EXIT INT TERM
+port=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PAGETRAIL_TEST_POSTGRES_URL=$(bash scripts/postgres.sh start "$pgdir" "$port")
+export PAGETRAIL_TEST_POSTGRES_URL
+echo "== PostgreSQL at $PAGETRAIL_TEST_POSTGRES_URL"
+
+echo "== pytest"
+set +e
+python -m pytest -p no:cacheprovider "$@"
+status=$?
+set -e
+if [ "$status" = 5 ]; then
+  echo "pytest collected no tests: failing" >&2
+  exit 1
+fi
+exit "$status"

@@ -1,0 +1,338 @@
+"""Load and validate a testbed world directory (FORMAT.md, version 1).
+
+Validation happens before anything is served, and every problem names its file and line
+(`live.jsonl:17: blob missing: ab/ab12….html.gz`). Blob bodies are read lazily: loading checks
+that each blob file exists but decompresses nothing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from pagetrail.tools.errors import WorldError
+
+FORMAT_VERSION = 1
+HOST_STATES = frozenset({"up", "nxdomain", "refused", "timeout", "tls_error"})
+NOT_FOUND_MODES = frozenset({"404", "410", "soft404", "home_redirect", "parked"})
+CATEGORIES = frozenset({"moved_same_host", "moved_new_host", "replaced", "gone", "alive"})
+EXPECT_KINDS = frozenset({"moved", "replacement", "archived", "none", "alive"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    name: str
+    state: str
+    not_found: str = "404"
+    latency_ms: int = 0
+    flaky: float = 0.0
+    not_found_blob: str | None = None
+
+
+@dataclass(frozen=True)
+class LiveResource:
+    url: str
+    status: int
+    headers: dict[str, str]
+    blob: str | None
+
+
+@dataclass(frozen=True)
+class SocialPost:
+    url: str
+    title: str
+    tags: tuple[str, ...]
+    points: int
+    created: str | None
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    url: str
+    category: str
+    expect_kind: str
+    expect_urls: tuple[str, ...]
+    raw: dict[str, Any]
+
+
+@dataclass
+class World:
+    path: Path
+    name: str
+    then: str
+    now: str
+    archive_collection: str
+    hosts: dict[str, HostSpec]
+    resources: dict[str, LiveResource]
+    social: list[SocialPost] = field(default_factory=list)
+    cases: list[Case] = field(default_factory=list)
+    _by_key: dict[str, LiveResource] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_key = {resource_key(r.url): r for r in self.resources.values()}
+
+    @property
+    def warcs(self) -> list[Path]:
+        folder = self.path / "archive"
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.iterdir() if p.name.endswith((".warc", ".warc.gz")))
+
+    def host(self, name: str) -> HostSpec | None:
+        return self.hosts.get(name.lower().rstrip("."))
+
+    def lookup(self, url: str) -> LiveResource | None:
+        """The live resource at `url`: exact match, then by resource_key()."""
+        return self.resources.get(url) or self._by_key.get(resource_key(url))
+
+    def blob_path(self, blob: str) -> Path:
+        return self.path / "blobs" / blob
+
+    def read_blob(self, blob: str) -> bytes:
+        """The body of a blob, decompressed."""
+        with gzip.open(self.blob_path(blob), "rb") as handle:
+            return handle.read()
+
+    def host_root(self, host: str) -> LiveResource | None:
+        for scheme in ("https", "http"):
+            found = self.lookup(f"{scheme}://{host}/")
+            if found is not None:
+                return found
+        return None
+
+
+def resource_key(url: str) -> str:
+    """Loose key for matching a requested URL against live.jsonl.
+
+    Lower-case scheme and host, default port dropped, empty path = "/", trailing slash
+    dropped (except the root), fragment dropped. Scheme and "www." stay significant: those
+    are different resources on a real web (http:// often redirects to https://).
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return url
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower().rstrip(".")
+    netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
+    path = parts.path or "/"
+    if len(path) > 1:
+        path = path.rstrip("/") or "/"
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
+
+
+def load_world(path: str | Path) -> World:
+    """Read and validate a world directory; raise WorldError naming FILE:LINE on the first problem."""
+    root = Path(path)
+    if not root.is_dir():
+        raise WorldError(f"{root}: not a directory")
+    meta = _load_meta(root)
+    hosts = _load_hosts(root, meta)
+    resources = _load_live(root, hosts)
+    world = World(
+        path=root,
+        name=str(meta.get("name") or root.name),
+        then=str(meta.get("then") or ""),
+        now=str(meta.get("now") or ""),
+        archive_collection=str(meta["archive_collection"]),
+        hosts=hosts,
+        resources=resources,
+    )
+    world.social = _load_social(root)
+    world.cases = _load_cases(root, world)
+    return world
+
+
+# --- world.json ---------------------------------------------------------------------------
+
+def _load_meta(root: Path) -> dict[str, Any]:
+    file = root / "world.json"
+    if not file.is_file():
+        raise WorldError("world.json: missing")
+    try:
+        meta = json.loads(file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = getattr(exc, "lineno", 1)
+        raise WorldError(f"world.json:{line}: invalid JSON: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise WorldError("world.json:1: top level must be an object")
+    if meta.get("format") != FORMAT_VERSION:
+        raise WorldError(f"world.json:1: format must be {FORMAT_VERSION}, got {meta.get('format')!r}")
+    collection = meta.get("archive_collection", "world")
+    if not isinstance(collection, str) or not collection.replace("-", "").replace("_", "").isalnum():
+        raise WorldError(f"world.json:1: archive_collection must be a simple name, got {collection!r}")
+    meta["archive_collection"] = collection
+    if not isinstance(meta.get("hosts"), dict):
+        raise WorldError("world.json:1: 'hosts' must be an object")
+    return meta
+
+
+def _load_hosts(root: Path, meta: dict[str, Any]) -> dict[str, HostSpec]:
+    hosts: dict[str, HostSpec] = {}
+    for name, spec in meta["hosts"].items():
+        where = f"world.json: host {name!r}"
+        if not isinstance(spec, dict):
+            raise WorldError(f"{where}: must be an object")
+        state = spec.get("state")
+        if state not in HOST_STATES:
+            raise WorldError(f"{where}: state must be one of {sorted(HOST_STATES)}, got {state!r}")
+        not_found = str(spec.get("not_found", "404"))
+        if not_found not in NOT_FOUND_MODES:
+            raise WorldError(
+                f"{where}: not_found must be one of {sorted(NOT_FOUND_MODES)}, got {not_found!r}"
+            )
+        blob = spec.get("not_found_blob")
+        if not_found == "soft404" and not blob:
+            raise WorldError(f"{where}: soft404 needs not_found_blob")
+        if blob is not None and not (root / "blobs" / str(blob)).is_file():
+            raise WorldError(f"{where}: not_found_blob missing: blobs/{blob}")
+        latency = spec.get("latency_ms", 0)
+        flaky = spec.get("flaky", 0)
+        if not isinstance(latency, int | float) or latency < 0:
+            raise WorldError(f"{where}: latency_ms must be a number ≥ 0")
+        if not isinstance(flaky, int | float) or not 0 <= flaky <= 1:
+            raise WorldError(f"{where}: flaky must be a fraction in [0, 1]")
+        key = name.lower().rstrip(".")
+        hosts[key] = HostSpec(key, state, not_found, int(latency), float(flaky),
+                              str(blob) if blob else None)
+    return hosts
+
+
+# --- jsonl files --------------------------------------------------------------------------
+
+def _jsonl(root: Path, name: str, *, required: bool) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(\"FILE:LINE\", object) for every non-blank line of a JSON-lines file."""
+    file = root / name
+    if not file.is_file():
+        if required:
+            raise WorldError(f"{name}: missing")
+        return
+    with file.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{name}:{number}"
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise WorldError(f"{where}: invalid JSON: {exc.msg}") from exc
+            if not isinstance(item, dict):
+                raise WorldError(f"{where}: each line must be a JSON object")
+            yield where, item
+
+
+def _check_url(where: str, value: Any, label: str = "url") -> str:
+    if not isinstance(value, str):
+        raise WorldError(f"{where}: {label} must be a string")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise WorldError(f"{where}: {label} is malformed: {value!r}") from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise WorldError(f"{where}: {label} must be an absolute http(s) URL: {value!r}")
+    return value
+
+
+def _load_live(root: Path, hosts: dict[str, HostSpec]) -> dict[str, LiveResource]:
+    resources: dict[str, LiveResource] = {}
+    blobs = root / "blobs"
+    for where, item in _jsonl(root, "live.jsonl", required=True):
+        url = _check_url(where, item.get("url"))
+        host = (urlsplit(url).hostname or "").lower()
+        spec = hosts.get(host)
+        if spec is None:
+            raise WorldError(f"{where}: host {host!r} is not listed in world.json")
+        if spec.state != "up":
+            raise WorldError(f"{where}: host {host!r} is {spec.state}, it cannot serve resources")
+        status = item.get("status")
+        if not isinstance(status, int) or not 100 <= status <= 599:
+            raise WorldError(f"{where}: status must be an HTTP status code, got {status!r}")
+        headers = item.get("headers") or {}
+        if not isinstance(headers, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+        ):
+            raise WorldError(f"{where}: headers must be an object of strings")
+        blob = item.get("blob")
+        if 300 <= status < 400 and status != 304:
+            if not any(k.lower() == "location" for k in headers):
+                raise WorldError(f"{where}: redirect without a Location header")
+        elif not blob:
+            raise WorldError(f"{where}: status {status} needs a blob")
+        if blob is not None:
+            if not isinstance(blob, str) or ".." in Path(blob).parts or blob.startswith("/"):
+                raise WorldError(f"{where}: blob must be a relative path inside blobs/")
+            if not (blobs / blob).is_file():
+                raise WorldError(f"{where}: blob missing: blobs/{blob}")
+        if url in resources:
+            raise WorldError(f"{where}: duplicate url {url}")
+        resources[url] = LiveResource(url, status, dict(headers), blob)
+    return resources
+
+
+def _load_social(root: Path) -> list[SocialPost]:
+    posts: list[SocialPost] = []
+    for where, item in _jsonl(root, "social.jsonl", required=False):
+        url = _check_url(where, item.get("url"))
+        title = item.get("title")
+        if not isinstance(title, str):
+            raise WorldError(f"{where}: title must be a string")
+        tags = item.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise WorldError(f"{where}: tags must be a list of strings")
+        points = item.get("points", 0)
+        if not isinstance(points, int):
+            raise WorldError(f"{where}: points must be an integer")
+        created = item.get("created")
+        if created is not None and not isinstance(created, str):
+            raise WorldError(f"{where}: created must be an ISO date string")
+        posts.append(SocialPost(url, title, tuple(tags), points, created))
+    return posts
+
+
+def _load_cases(root: Path, world: World) -> list[Case]:
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for where, item in _jsonl(root, "cases.jsonl", required=False):
+        case_id = item.get("id")
+        if not isinstance(case_id, str) or not case_id:
+            raise WorldError(f"{where}: id must be a non-empty string")
+        if case_id in seen:
+            raise WorldError(f"{where}: duplicate id {case_id!r}")
+        seen.add(case_id)
+        url = _check_url(where, item.get("url"))
+        source = item.get("source")
+        if source is not None:
+            if not isinstance(source, dict):
+                raise WorldError(f"{where}: source must be an object or null")
+            source_url = _check_url(where, source.get("url"), "source.url")
+            if world.host(urlsplit(source_url).hostname or "") is None:
+                raise WorldError(f"{where}: source.url host is not listed in world.json")
+        category = item.get("category")
+        if category not in CATEGORIES:
+            raise WorldError(f"{where}: category must be one of {sorted(CATEGORIES)}")
+        expect = item.get("expect")
+        if not isinstance(expect, dict):
+            raise WorldError(f"{where}: expect must be an object")
+        kind = expect.get("kind")
+        if kind not in EXPECT_KINDS:
+            raise WorldError(f"{where}: expect.kind must be one of {sorted(EXPECT_KINDS)}")
+        urls = expect.get("urls") or []
+        if not isinstance(urls, list):
+            raise WorldError(f"{where}: expect.urls must be a list")
+        for answer in urls:
+            _check_url(where, answer, "expect.urls entry")
+            if world.lookup(answer) is None:
+                raise WorldError(f"{where}: expect.urls entry is not in live.jsonl: {answer}")
+        if kind in ("moved", "replacement") and not urls:
+            raise WorldError(f"{where}: expect.kind {kind} needs at least one expect.urls entry")
+        cases.append(Case(case_id, url, category, kind, tuple(urls), item))
+    return cases
