@@ -57,7 +57,8 @@ class Document(BaseModel):
     """A parsed HTML page (memento, candidate or linking page)."""
 
     url: str
-    title: str = ""
+    title: str = ""  # the <title> with the site name split off
+    raw_title: str = ""  # the <title> as written (Klein & Nelson queried it whole)
     site_name: str = ""
     text: str = ""
     description: str = ""
@@ -65,6 +66,7 @@ class Document(BaseModel):
     canonical: str | None = None
     lang: str = ""
     links: list[Link] = Field(default_factory=list)
+    og: dict[str, str] = Field(default_factory=dict)  # og:* and article:* meta tags
 
 
 class Memento(BaseModel):
@@ -75,6 +77,7 @@ class Memento(BaseModel):
     archive: str
     status: int | None = None
     location: str | None = None  # for captured redirects
+    mimetype: str = ""  # from the archive's CDX index, when it has one
     document: Document | None = None
 
 
@@ -139,6 +142,12 @@ class Scores(BaseModel):
     rrf: float = 0.0
     pick: float = 0.0
     rule_support: float = 0.0
+    # Added by the ranking module (tools/rank.py):
+    content_lm: float | None = None  # 1 − KLD/KLD_null: KLD turned into a 0–1 similarity
+    content_resemblance: float | None = None  # shingle (w=4) resemblance to the memento
+    context_similarity: float | None = None  # weighted share of anchor/context/URL terms found
+    final: float = 0.0  # the combined score candidates are ranked by (before calibration)
+    junk: str = ""  # why the candidate is penalised (e.g. "site_root"), empty when it is not
 
 
 class Candidate(BaseModel):
@@ -160,7 +169,9 @@ class Recovery(BaseModel):
     schema_version: int = SCHEMA_VERSION
     url: str
     check: CheckResult | None = None
-    answer: Literal["alive", "redirected", "moved", "replacement", "archived", "none"]
+    answer: Literal[
+        "alive", "redirected", "unverified", "moved", "replacement", "archived", "none"
+    ]
     reason: str = ""
     memento: Memento | None = None
     evidence: dict[str, object] = Field(default_factory=dict)

@@ -1,0 +1,560 @@
+"""recover(): the product's main job — check, archives, evidence, queries, ranking.
+
+The stages follow DESIGN.md and the seed papers: confirm the link is dead; find the best
+archived copy (Memento) and archived redirects; draw evidence from the copy (title, lexical
+signatures, tags) and from the link (anchor, context, URL, linking page, backlinks); issue
+queries cheapest-and-best first, fetching and ranking candidates after each stage and
+stopping once a candidate is confirmed moved; answer with kind, confidence and evidence.
+Every failure of a source (archive down, engine rate-limiting) is recorded in the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import inspect
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pagetrail.tools.anchor import anchor_info
+from pagetrail.tools.document import link_context, looks_like_error_page, parse_document
+from pagetrail.tools.engines.base import SearchContext
+from pagetrail.tools.engines.registry import build_engine_set
+from pagetrail.tools.engines.service import SearchService
+from pagetrail.tools.errors import PagetrailError, RefusedAddress
+from pagetrail.tools.fetch import Fetcher
+from pagetrail.tools.memento import archived_redirects, fetch_memento
+from pagetrail.tools.models import (
+    Candidate,
+    CheckResult,
+    EngineFailure,
+    Hit,
+    Memento,
+    Query,
+    Recovery,
+    Scores,
+)
+from pagetrail.tools.queryplan import QueryEvidence, plan_queries
+from pagetrail.tools.rank import CandidateEvidence, Reference, is_moved, rank_candidates
+from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.signature import extract_signature, signature_background
+from pagetrail.tools.terms import frequency_terms, kld_terms, text_terms, url_terms
+from pagetrail.tools.text import guess_language
+from pagetrail.tools.urls import normalize_url, site_of, validate_url
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[str, int, int | None, str], Any]
+
+SITE_LOCAL = ("site", "cdx")  # engines that look inside the dead site itself
+RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
+CACHE_TTL = timedelta(days=1)
+
+
+@dataclass
+class Budget:
+    """Limits of one recovery (defaults from settings)."""
+
+    max_queries: int = 24
+    max_candidates: int = 40
+    seconds: float = 30.0
+    hits_per_query: int = 10
+    fetch_per_query: int = 5
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Budget:
+        return cls(max_queries=settings.max_queries, max_candidates=settings.max_candidates,
+                   seconds=settings.recovery_seconds)
+
+
+@dataclass
+class _Run:
+    """Mutable state of one recovery."""
+
+    url: str
+    settings: Settings
+    fetcher: Fetcher
+    budget: Budget
+    methods: frozenset[str] | None
+    progress: ProgressFn | None
+    queries: list[Query] = field(default_factory=list)
+    failures: list[EngineFailure] = field(default_factory=list)
+    candidates: dict[str, CandidateEvidence] = field(default_factory=dict)  # normalised url
+    fetched: set[str] = field(default_factory=set)
+
+    def allowed(self, method: str) -> bool:
+        return self.methods is None or method in self.methods
+
+    async def report(self, stage: str, done: int = 0, total: int | None = None,
+                     message: str = "") -> None:
+        if self.progress is None:
+            return
+        result = self.progress(stage, done, total, message)
+        if inspect.isawaitable(result):
+            await result
+
+    def add_hit(self, method: str, hit: Hit) -> CandidateEvidence | None:
+        key = normalize_url(hit.url)
+        if key == normalize_url(self.url):
+            return None
+        evidence = self.candidates.get(key)
+        if evidence is None:
+            if len(self.candidates) >= self.budget.max_candidates * 3:
+                return None
+            evidence = self.candidates[key] = CandidateEvidence(
+                url=hit.url, title=hit.title, snippet=hit.snippet
+            )
+        evidence.hits.append((method, hit.engine, max(1, hit.rank)))
+        return evidence
+
+
+def request_key(url: str, **request: object) -> str:
+    payload = json.dumps({"url": url, **request}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+async def recover(
+    url: str,
+    *,
+    source_url: str | None = None,
+    anchor: str | None = None,
+    context: str | None = None,
+    link_date: datetime | None = None,
+    settings: Settings | None = None,
+    fetcher: Fetcher | None = None,
+    store: Any | None = None,
+    methods: frozenset[str] | None = None,
+    progress: ProgressFn | None = None,
+    budget: Budget | None = None,
+    use_cache: bool = True,
+) -> Recovery:
+    """Recover a dead link. Raises InvalidURL / RefusedAddress for unusable input."""
+    url = validate_url(url)
+    if source_url:
+        source_url = validate_url(source_url)
+    settings = settings or get_settings()
+    budget = budget or Budget.from_settings(settings)
+    key = request_key(url, source=source_url, anchor=anchor, context=context,
+                      date=link_date, methods=sorted(methods) if methods else None)
+    if store is not None and use_cache:
+        cached = await asyncio.to_thread(_cached_answer, store, url, key)
+        if cached is not None:
+            return cached
+    started = time.monotonic()
+    own_fetcher = fetcher is None
+    fetcher = fetcher or Fetcher(settings)
+    requests_before = fetcher.requests
+    try:
+        if own_fetcher:
+            await fetcher.__aenter__()
+        run = _Run(url, settings, fetcher, budget, methods, progress)
+        recovery = await _recover(run, source_url=source_url, anchor=anchor or "",
+                                  context=context or "", link_date=link_date, store=store)
+    finally:
+        if own_fetcher:
+            await fetcher.aclose()
+    recovery.requests = fetcher.requests - requests_before
+    recovery.seconds = round(time.monotonic() - started, 3)
+    if store is not None:
+        await asyncio.to_thread(_remember, store, url, key, recovery, {
+            "source_url": source_url, "anchor": anchor, "context": context,
+            "link_date": link_date.isoformat() if link_date else None,
+        })
+    return recovery
+
+
+async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: str,
+                   link_date: datetime | None, store: Any | None) -> Recovery:
+    from pagetrail.tools.check import check_link
+
+    await run.report("checking", 0, None, run.url)
+    check = await check_link(run.url, run.fetcher, settings=run.settings)
+    early = _answer_for_live(run.url, check)
+    if early is not None:
+        return early
+
+    await run.report("archive", 0, None, "looking for archived copies")
+    at = link_date or check.checked_at
+    memento, redirects, source_html = await asyncio.gather(
+        _memento(run, at), _archived_redirects(run), _source_page(run, source_url),
+    )
+    if source_html and not anchor:
+        found = link_context(source_html, run.url, page_url=source_url or "")
+        if found is not None:
+            anchor, context = found.anchor, context or found.context
+
+    document = memento.document if memento else None
+    lang = (document.lang if document and document.lang else "") or guess_language(
+        f"{anchor} {context}", "en")
+    anchor_facts = anchor_info(anchor, lang) if anchor else None
+    evidence: dict[str, object] = {"lang": lang}
+
+    # Direct candidates first: picks, archived redirects, the site's inferred rewrite rules.
+    picks, rejected = await asyncio.to_thread(_picks, store, run.url) if store else ({}, set())
+    for chosen in picks:
+        run.add_hit("PICK", Hit(url=chosen, rank=1, engine="store"))
+    if run.allowed("REDIRECT"):
+        for i, redirect in enumerate(redirects, 1):
+            run.add_hit("REDIRECT", Hit(url=redirect.target_url, rank=i, engine="archive"))
+        evidence["archived_redirects"] = [r.target_url for r in redirects]
+    rule_support: dict[str, float] = {}
+    if store is not None and run.allowed("INFER"):
+        for proposal_url, support in await asyncio.to_thread(
+                _inferred, store, run.url, document.title if document else ""):
+            run.add_hit("INFER", Hit(url=proposal_url, rank=1, engine="rules"))
+            rule_support[normalize_url(proposal_url)] = support
+
+    query_evidence = _query_evidence(run, document, anchor, anchor_facts, context,
+                                     source_html, source_url, lang, store, evidence)
+    reference = Reference(
+        dead_url=run.url, memento=document, memento_date=memento.datetime if memento else None,
+        anchor=anchor, anchor_usable=bool(anchor_facts and not anchor_facts.is_stop_anchor),
+        context_terms=_terms(context, lang, 20),
+        linking_terms=list(query_evidence.expansion_terms.get("linking", [])),
+        picks={normalize_url(u): 1.0 for u in picks},
+        rule_support=rule_support, lang=lang,
+    )
+
+    ranked: list[Candidate] = []
+    try:
+        async with asyncio.timeout(run.budget.seconds):
+            ranked = await _search_and_rank(run, reference, query_evidence, memento, link_date,
+                                            store)
+    except TimeoutError:
+        run.failures.append(EngineFailure(engine="budget",
+                                          error=f"stopped after {run.budget.seconds:.0f} s"))
+        ranked = await _rank(run, reference)
+    ranked = [c for c in ranked if normalize_url(c.url) not in rejected]
+    return _answer(run, check, memento, ranked, anchor_facts, evidence, store)
+
+
+def _answer_for_live(url: str, check: CheckResult) -> Recovery | None:
+    if check.verdict == "refused":
+        raise RefusedAddress(check.reason or "address refused", url=url)
+    if check.verdict == "ok":
+        return Recovery(url=url, check=check, answer="alive", reason="the link works")
+    if check.verdict == "redirected" and check.final_url:
+        moved = Candidate(url=check.final_url, kind="moved", confidence=0.97,
+                          methods=["REDIRECT"], scores=Scores(),
+                          evidence="the server redirects permanently to this page")
+        return Recovery(url=url, check=check, answer="redirected", candidates=[moved],
+                        reason="permanently redirected: the new address is the answer")
+    if check.verdict in ("transient", "blocked"):
+        return Recovery(url=url, check=check, answer="unverified",
+                        reason=f"not treated as dead: {check.verdict} ({check.reason})")
+    return None
+
+
+async def _memento(run: _Run, at: datetime | None) -> Memento | None:
+    try:
+        return await fetch_memento(run.url, run.fetcher, at=at, settings=run.settings)
+    except PagetrailError as exc:
+        run.failures.append(EngineFailure(engine="archive", error=f"{exc.code}: {exc}"))
+        return None
+
+
+async def _archived_redirects(run: _Run) -> list[Any]:
+    if not run.allowed("REDIRECT"):
+        return []
+    try:
+        return await archived_redirects(run.url, run.fetcher, run.settings)
+    except PagetrailError as exc:
+        run.failures.append(EngineFailure(engine="archive", error=f"{exc.code}: {exc}"))
+        return []
+
+
+async def _source_page(run: _Run, source_url: str | None) -> bytes | None:
+    if not source_url:
+        return None
+    try:
+        response = await run.fetcher.get(source_url)
+    except PagetrailError as exc:
+        run.failures.append(EngineFailure(engine="source", error=f"{exc.code}: {exc}"))
+        return None
+    return response.content if response.status == 200 and response.is_html else None
+
+
+def _terms(text: str, lang: str, k: int) -> list[str]:
+    if not text:
+        return []
+    from pagetrail.tools.terms import WordfreqBackground
+
+    return [t.term for t in kld_terms(text_terms(text, lang), WordfreqBackground(lang), k)]
+
+
+def _query_evidence(run: _Run, document: Any, anchor: str, anchor_facts: Any, context: str,
+                    source_html: bytes | None, source_url: str | None, lang: str,
+                    store: Any | None, evidence: dict[str, object]) -> QueryEvidence:
+    qe = QueryEvidence()
+    expansion: dict[str, list[str]] = {}
+    if anchor_facts is not None:
+        qe.anchor = anchor
+        qe.anchor_usable = not anchor_facts.is_stop_anchor and bool(anchor_facts.terms)
+        evidence["anchor"] = {"text": anchor[:300], "terms": anchor_facts.terms,
+                              "named_entities": anchor_facts.named_entities,
+                              "usable_alone": anchor_facts.usable_alone}
+    if context:
+        expansion["context"] = _terms(context, lang, 10)
+    url_words = [t.term for t in url_terms(run.url, lang=lang)]
+    qe.url_terms = url_words
+    expansion["url"] = url_words[:10]
+    if document is not None:
+        signature = extract_signature(document, signature_background(document, store))
+        qe.title = document.title
+        qe.ls5, qe.ls7 = signature.ls5, signature.ls7
+        expansion["memento"] = [t.term for t in signature.kld_terms[:10]]
+        qe.tags = [k for k in document.keywords if k][:5]
+        evidence.update(title=document.title, ls5=signature.ls5, ls7=signature.ls7,
+                        keywords=document.keywords[:10])
+    if source_html:
+        page = parse_document(source_html, source_url or "")
+        expansion["linking"] = [t.term for t in frequency_terms(
+            text_terms(page.text, page.lang or lang), 10)]
+    if store is not None and run.allowed("LNLS"):
+        anchors = _backlink_anchors(store, run.url)
+        if anchors:
+            qe.lnls = [t.term for t in frequency_terms(text_terms(" ".join(anchors), lang), 4)]
+            evidence["lnls"] = qe.lnls
+    qe.expansion_terms = expansion
+    evidence["url_terms"] = url_words
+    evidence["context_terms"] = expansion.get("context", [])
+    return qe
+
+
+async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
+                           memento: Memento | None, link_date: datetime | None,
+                           store: Any | None) -> list[Candidate]:
+    engine_set = build_engine_set(run.settings, run.fetcher, store)
+    service = SearchService(engine_set.engines, store=store, settings=run.settings,
+                            secrets=engine_set.secrets)
+    web = [e.name for e in engine_set.engines if e.name not in SITE_LOCAL]
+    site_local = [e.name for e in engine_set.engines if e.name in SITE_LOCAL]
+    site = site_of(run.url)
+    after = memento.datetime if memento else link_date
+    search_context = SearchContext(dead_url=run.url, after=after)
+
+    # Stage 0: the site itself (moves within a site are the most common case).
+    site_query = qe.title or qe.anchor or " ".join(qe.url_terms)
+    stage0: list[tuple[str, str, list[str], str | None]] = []
+    for name in site_local:
+        method = "SITE" if name == "site" else "CDX"
+        if run.allowed(method) and site_query:
+            stage0.append((method, site_query, [name], None))
+    if run.allowed("SITE") and qe.title and web:
+        stage0.append(("SITE", qe.title, web, site))  # the title within the old site
+    await _run_queries(run, service, stage0, search_context)
+    ranked = await _rank(run, reference)
+    if _confirmed(ranked, reference):
+        return ranked
+
+    planned = plan_queries(qe, methods=run.methods, max_queries=run.budget.max_queries)
+    for stage in sorted({q.stage for q in planned}):
+        batch = [(q.method, q.text, web, None) for q in planned if q.stage == stage]
+        if not batch or not web:
+            continue
+        await run.report("queries", len(run.queries), len(planned) + len(stage0),
+                         f"stage {stage}")
+        await _run_queries(run, service, batch, search_context)
+        ranked = await _rank(run, reference)
+        if _confirmed(ranked, reference):
+            break
+    return ranked
+
+
+def _confirmed(ranked: Sequence[Candidate], reference: Reference) -> bool:
+    return bool(ranked) and is_moved(ranked[0].scores, reference.has_memento)
+
+
+async def _run_queries(run: _Run, service: SearchService,
+                       batch: Sequence[tuple[str, str, list[str], str | None]],
+                       search_context: SearchContext) -> None:
+    async def one(method: str, text: str, engines: list[str], site: str | None) -> None:
+        outcome = await service.search(text, site=site, limit=run.budget.hits_per_query,
+                                       context=search_context, engines=engines)
+        for failure in outcome.failures:
+            if all(f.engine != failure.engine for f in run.failures):
+                run.failures.append(failure)
+        for engine, hits in outcome.hits.items():
+            run.queries.append(Query(text=text[:500], method=method, engine=engine, site=site,
+                                     hits=hits[: run.budget.hits_per_query]))
+            for hit in hits[: run.budget.hits_per_query]:
+                run.add_hit(method, hit)
+
+    await asyncio.gather(*(one(*item) for item in batch))
+
+
+async def _rank(run: _Run, reference: Reference) -> list[Candidate]:
+    await _fetch_candidates(run)
+    await run.report("ranking", len(run.fetched), len(run.candidates), "")
+    return rank_candidates(reference, run.candidates.values())
+
+
+def _fetch_order(run: _Run) -> list[CandidateEvidence]:
+    """Unfetched candidates, the most promising first: direct evidence, then best rank."""
+    direct = {"PICK": 0, "REDIRECT": 1, "INFER": 2}
+
+    def key(evidence: CandidateEvidence) -> tuple[int, int, int]:
+        best_direct = min((direct.get(m, 9) for m, _e, _r in evidence.hits), default=9)
+        best_rank = min((r for _m, _e, r in evidence.hits), default=99)
+        return best_direct, best_rank, -len(evidence.hits)
+
+    pending = [e for k, e in run.candidates.items() if k not in run.fetched]
+    pending.sort(key=key)
+    # Only the top of each query's list is worth a fetch (budget: requests per case).
+    return [e for e in pending
+            if key(e)[0] < 9 or key(e)[1] <= run.budget.fetch_per_query]
+
+
+async def _fetch_candidates(run: _Run) -> None:
+    room = run.budget.max_candidates - len(run.fetched)
+    todo = _fetch_order(run)[: max(0, room)]
+    if not todo:
+        return
+    limit = asyncio.Semaphore(max(1, run.settings.concurrency))
+
+    async def fetch(evidence: CandidateEvidence) -> None:
+        run.fetched.add(normalize_url(evidence.url))
+        async with limit:
+            try:
+                response = await run.fetcher.get(evidence.url)
+            except PagetrailError as exc:
+                log.info("candidate %s: %s", evidence.url, exc)
+                return
+        if response.status != 200 or not response.is_html:
+            evidence.hits.clear()  # a dead or non-page candidate is no answer
+            return
+        document = parse_document(response.content, response.final_url,
+                                  content_type=response.headers.get("content-type"))
+        if looks_like_error_page(document):
+            evidence.hits.clear()
+            return
+        evidence.document = document
+
+    await asyncio.gather(*(fetch(e) for e in todo))
+    for key in [k for k, e in run.candidates.items() if not e.hits]:
+        del run.candidates[key]
+
+
+def _answer(run: _Run, check: CheckResult, memento: Memento | None, ranked: list[Candidate],
+            anchor_facts: Any, evidence: dict[str, object], store: Any | None) -> Recovery:
+    ranked = [c for c in ranked if c.kind != "archived"]
+    # Fig. 8 of Martinez-Romo & Araujo: a one-common-word anchor without an archived copy
+    # to verify against is not enough to recommend anything.
+    weak_anchor = memento is None and anchor_facts is not None and not anchor_facts.usable_alone
+    if memento is None and anchor_facts is None and not any(
+            m in ("PICK", "REDIRECT", "INFER") for c in ranked[:1] for m in c.methods):
+        weak_anchor = not ranked or ranked[0].confidence < 0.8
+    if weak_anchor:
+        ranked = [c.model_copy(update={"confidence": min(c.confidence, 0.3)}) for c in ranked]
+    top = ranked[0] if ranked else None
+    candidates = list(ranked)
+    if memento is not None:
+        candidates.append(Candidate(
+            url=memento.memento_url, title=(memento.document.title if memento.document else ""),
+            kind="archived", confidence=1.0 if not top or top.confidence < RECOMMEND_AT else 0.5,
+            methods=["ARCHIVE"],
+            evidence=f"archived copy of {memento.datetime:%Y-%m-%d} at {memento.archive}",
+        ))
+    if top is not None and top.confidence >= RECOMMEND_AT:
+        answer, reason = top.kind, top.evidence
+    elif memento is not None:
+        answer, reason = "archived", "no live page fits well enough; the archived copy helps"
+    else:
+        answer = "none"
+        reason = ("the anchor alone is too weak and there is no archived copy to verify"
+                  if weak_anchor else "no archived copy and no live page fits")
+    if top is not None and top.kind == "moved" and top.confidence >= 0.9 and store is not None:
+        with contextlib.suppress(Exception):
+            from pagetrail.store.moves import record_move
+
+            record_move(store, run.url, top.url, source="recovery")
+    return Recovery(
+        url=run.url, check=check, answer=answer, reason=reason, memento=memento,
+        evidence=evidence, queries=run.queries, candidates=candidates, failures=run.failures,
+    )
+
+
+# --------------------------------------------------------------------------- store access
+
+
+def _cached_answer(store: Any, url: str, key: str) -> Recovery | None:
+    from sqlalchemy import select
+
+    from pagetrail.store.models import Pick
+    from pagetrail.store.models import Recovery as RecoveryRow
+
+    with store.session() as session:
+        row = session.scalars(
+            select(RecoveryRow).where(RecoveryRow.request_key == key)
+            .order_by(RecoveryRow.created_at.desc()).limit(1)
+        ).first()
+        if row is None:
+            return None
+        created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
+        if datetime.now(UTC) - created > CACHE_TTL:
+            return None
+        newer_pick = session.scalars(
+            select(Pick.id).where(Pick.host == site_of(url), Pick.created_at >= row.created_at)
+        ).first()
+        if newer_pick is not None:
+            return None  # a person spoke since: answer afresh
+        answer = row.answer
+    recovery = Recovery.model_validate(answer)
+    recovery.cached = True
+    recovery.requests = 0
+    return recovery
+
+
+def _remember(store: Any, url: str, key: str, recovery: Recovery,
+              request: dict[str, object]) -> None:
+    from pagetrail.store.models import Recovery as RecoveryRow
+
+    with store.session() as session:
+        session.add(RecoveryRow(url=url, request_key=key, request=request,
+                                answer=recovery.model_dump(mode="json"),
+                                seconds=recovery.seconds))
+
+
+def _picks(store: Any, url: str) -> tuple[list[str], set[str]]:
+    from pagetrail.store.picks import picks_for
+
+    chosen: list[str] = []
+    rejected: set[str] = set()
+    for pick in picks_for(store, url):
+        if pick.rejected:
+            rejected.add(normalize_url(pick.chosen_url))
+        elif pick.chosen_url not in chosen:
+            chosen.append(pick.chosen_url)
+    return chosen, rejected
+
+
+def _inferred(store: Any, url: str, title: str) -> list[tuple[str, float]]:
+    try:
+        from pagetrail.store.moves import moves_for_site
+        from pagetrail.tools.aliases import infer_aliases
+    except ImportError:
+        return []
+    moves = moves_for_site(store, url)
+    if not moves:
+        return []
+    try:
+        proposals = infer_aliases(url, moves, title=title)
+    except Exception:  # inference is an optimisation: never fail a recovery over it
+        log.exception("alias inference failed for %s", url)
+        return []
+    return [(p.url, p.confidence) for p in proposals[:3]]
+
+
+def _backlink_anchors(store: Any, url: str) -> list[str]:
+    from pagetrail.store.linkgraph import backlinks
+
+    return [e.anchor for e in backlinks(store, url, limit=10) if e.anchor]
+
+
+Progress = Callable[[str, int, int | None, str], Awaitable[None] | None]
