@@ -30,6 +30,7 @@ def _isolated_environment(tmp_path_factory, monkeypatch) -> None:
     for key in list(os.environ):
         if key.startswith("PAGETRAIL_") and key not in (
             "PAGETRAIL_DATA_DIR", "PAGETRAIL_CONFIG", "PAGETRAIL_TEST_POSTGRES_URL",
+            "PAGETRAIL_TESTBED_INDEX_CACHE",
             "PAGETRAIL_PYWB_VENV",
         ):
             monkeypatch.delenv(key, raising=False)

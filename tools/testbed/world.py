@@ -146,6 +146,7 @@ def load_world(path: str | Path) -> World:
         hosts=hosts,
         resources=resources,
     )
+    _check_roots(world)
     world.social = _load_social(root)
     world.cases = _load_cases(root, world)
     return world
@@ -276,6 +277,13 @@ def _load_live(root: Path, hosts: dict[str, HostSpec]) -> dict[str, LiveResource
             raise WorldError(f"{where}: duplicate url {url}")
         resources[url] = LiveResource(url, status, dict(headers), blob)
     return resources
+
+
+def _check_roots(world: World) -> None:
+    """FORMAT: every `up` host has its root page (http or https, maybe a redirect)."""
+    for name, spec in world.hosts.items():
+        if spec.state == "up" and world.host_root(name) is None:
+            raise WorldError(f"live.jsonl: host {name!r} is up but has no root page")
 
 
 def _load_social(root: Path) -> list[SocialPost]:

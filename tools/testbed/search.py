@@ -1,0 +1,257 @@
+"""A web search engine over the world's live pages, answering like SearXNG's JSON API.
+
+Index: every live status-200 HTML page (title, visible text, words of the URL) in SQLite
+FTS5, ranked with bm25(). Queries behave like a web engine: pages holding every term come
+first (bm25 order), then pages holding some of them; `"quoted phrases"` and `site:host`
+(host or any subdomain) work; any other FTS5 syntax in the user's text is quoted away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import lxml.html
+import platformdirs
+from lxml import etree
+
+from pagetrail.tools.testbed.httpio import Request, Response, json_response
+from pagetrail.tools.testbed.world import World
+
+INDEX_VERSION = 1  # bump when extraction or the table layout changes (invalidates caches)
+PAGE_SIZE = 10
+MAX_RESULTS = 200
+MAX_QUERY_TERMS = 32
+_WORD = re.compile(r"\w+", re.UNICODE)
+_QUERY_PART = re.compile(r'(-?)(site:\S+|"[^"]*"|\S+)', re.IGNORECASE)
+_CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.IGNORECASE)
+_INVISIBLE = ("script", "style", "noscript", "template", "svg", "head")
+
+
+@dataclass(frozen=True)
+class PageText:
+    url: str
+    host: str
+    title: str
+    body: str
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    phrases: tuple[str, ...]  # each a phrase or single term, as typed (unquoted)
+    sites: tuple[str, ...]
+
+    def fts(self, conjunction: str) -> str:
+        return f" {conjunction} ".join(_fts_phrase(p) for p in self.phrases)
+
+
+def extract_page(url: str, html: bytes, charset: str | None = None) -> PageText:
+    """Title and visible text of an HTML page (pure); `charset` from Content-Type if known."""
+    host = (urlsplit(url).hostname or "").lower()
+    try:
+        parser = lxml.html.HTMLParser(encoding=charset) if charset else None
+        root = lxml.html.document_fromstring(html, parser=parser)
+    except (etree.ParserError, ValueError, LookupError):
+        return PageText(url, host, "", "")
+    title_node = root.find(".//title")
+    title = " ".join((title_node.text_content() if title_node is not None else "").split())
+    for node in list(root.iter(*_INVISIBLE)):
+        if node.getparent() is not None:
+            node.drop_tree()
+    body = " ".join(root.text_content().split())
+    return PageText(url, host, title, body)
+
+
+def url_words(url: str) -> str:
+    parts = urlsplit(url)
+    return " ".join(_WORD.findall(unquote(f"{parts.hostname or ''} {parts.path} {parts.query}")))
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Split user text into phrases and site: filters; exclusions (-term) are dropped."""
+    phrases: list[str] = []
+    sites: list[str] = []
+    for negated, part in _QUERY_PART.findall(text):
+        if part.lower().startswith("site:"):
+            site = part[5:].strip().lower().strip("/")
+            if "://" in site:
+                site = urlsplit(site).hostname or ""
+            if site and not negated:
+                sites.append(site.split("/")[0])
+            continue
+        if negated:
+            continue
+        words = _WORD.findall(part.strip('"'))
+        if words:
+            phrases.append(" ".join(words))
+    return ParsedQuery(tuple(phrases[:MAX_QUERY_TERMS]), tuple(sites))
+
+
+def _fts_phrase(phrase: str) -> str:
+    # Quoting makes every word a literal token: no FTS5 operator can leak through.
+    return '"' + phrase.replace('"', '""') + '"'
+
+
+class SearchIndex:
+    """FTS5 index; build() is CPU work (run it in a thread), search() is thread-safe."""
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.create_function("on_site", 2, on_site, deterministic=True)
+        self._lock = threading.Lock()
+        self._db.execute(
+            "CREATE VIRTUAL TABLE pages USING fts5(url UNINDEXED, host UNINDEXED, title, body,"
+            " urlwords, tokenize = 'porter unicode61 remove_diacritics 2')"
+        )
+        self.size = 0
+
+    @classmethod
+    def build(cls, world: World, *, cache: bool = True) -> SearchIndex:
+        """Index the world's pages; with `cache`, reuse (or save) a copy keyed by content."""
+        cached = index_cache_dir() / f"{world_fingerprint(world)}.sqlite" if cache else None
+        index = cls()
+        if cached is not None and cached.is_file():
+            with contextlib.suppress(sqlite3.Error):
+                source = sqlite3.connect(cached)
+                try:
+                    source.backup(index._db)
+                finally:
+                    source.close()
+                index.size = index._db.execute("SELECT count(*) FROM pages").fetchone()[0]
+                return index
+            index = cls()  # an unreadable cache file: build afresh
+        index.add_pages(_world_pages(world))
+        if cached is not None:
+            index._save(cached)
+        return index
+
+    def _save(self, target: Path) -> None:
+        """Write a copy atomically (concurrent builders each write, the last rename wins)."""
+        with contextlib.suppress(OSError, sqlite3.Error):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}")
+            copy = sqlite3.connect(partial)
+            try:
+                with self._lock:
+                    self._db.backup(copy)
+            finally:
+                copy.close()
+            os.replace(partial, target)
+
+    def add_pages(self, pages) -> None:  # pages: Iterable[PageText]
+        rows = ((p.url, p.host, p.title, p.body, url_words(p.url)) for p in pages)
+        with self._lock:
+            cursor = self._db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?, ?)", rows)
+            self.size += cursor.rowcount
+            self._db.commit()
+
+    def search(self, text: str, pageno: int = 1) -> dict[str, object]:
+        query = parse_query(text)
+        urls = self._matching(query)
+        start = (max(pageno, 1) - 1) * PAGE_SIZE
+        page = urls[start:start + PAGE_SIZE]
+        results = [self._result(rowid, query) for rowid in page]
+        return {"query": text, "number_of_results": len(urls), "results": results,
+                "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
+                "unresponsive_engines": []}
+
+    def _matching(self, query: ParsedQuery) -> list[int]:
+        site_sql, site_args = _site_filter(query.sites)
+        with self._lock:
+            if not query.phrases:
+                if not query.sites:
+                    return []
+                rows = self._db.execute(
+                    f"SELECT rowid FROM pages WHERE {site_sql} ORDER BY url LIMIT ?",
+                    [*site_args, MAX_RESULTS]).fetchall()
+                return [r[0] for r in rows]
+            found: list[int] = []
+            seen: set[int] = set()
+            conjunctions = ["AND", "OR"] if len(query.phrases) > 1 else ["AND"]
+            for conjunction in conjunctions:
+                rows = self._db.execute(
+                    "SELECT rowid FROM pages WHERE pages MATCH ? AND " + site_sql
+                    + " ORDER BY bm25(pages, 0, 0, 4.0, 1.0, 2.0) LIMIT ?",
+                    [query.fts(conjunction), *site_args, MAX_RESULTS]).fetchall()
+                for (rowid,) in rows:
+                    if rowid not in seen:
+                        seen.add(rowid)
+                        found.append(rowid)
+            return found[:MAX_RESULTS]
+
+    def _result(self, rowid: int, query: ParsedQuery) -> dict[str, str]:
+        with self._lock:
+            if query.phrases:
+                row = self._db.execute(
+                    "SELECT url, title, snippet(pages, 3, '', '', '…', 32) FROM pages"
+                    " WHERE pages MATCH ? AND rowid = ?", [query.fts("OR"), rowid]).fetchone()
+            else:
+                row = None
+            if row is None:
+                row = self._db.execute("SELECT url, title, substr(body, 1, 200) FROM pages"
+                                       " WHERE rowid = ?", [rowid]).fetchone()
+        url, title, content = row
+        return {"url": url, "title": title or url, "content": content,
+                "engine": "testbed", "engines": ["testbed"], "category": "general"}
+
+    def answer(self, request: Request) -> Response:
+        parts = urlsplit(request.target)
+        if parts.path.rstrip("/") not in ("/search", ""):
+            return json_response(b'{"error": "not found"}', 404)
+        params = parse_qs(parts.query)
+        if request.method == "POST":
+            params.update(parse_qs(request.body.decode("utf-8", "replace")))
+        text = params.get("q", [""])[0]
+        try:
+            pageno = max(1, int(params.get("pageno", ["1"])[0]))
+        except ValueError:
+            pageno = 1
+        if params.get("format", ["json"])[0] != "json":
+            return json_response(b'{"error": "only format=json is served"}', 403)
+        payload = self.search(text, pageno)
+        return json_response(json.dumps(payload, ensure_ascii=False).encode())
+
+
+def index_cache_dir() -> Path:
+    explicit = os.environ.get("PAGETRAIL_TESTBED_INDEX_CACHE")
+    if explicit:
+        return Path(explicit)
+    return Path(platformdirs.user_cache_dir("pagetrail")) / "testbed-index"
+
+
+def world_fingerprint(world: World) -> str:
+    """Identifies the indexed content: live.jsonl names every blob by its content hash."""
+    digest = hashlib.sha256(f"index-v{INDEX_VERSION}\n".encode())
+    digest.update((world.path / "live.jsonl").read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def _site_filter(sites: tuple[str, ...]) -> tuple[str, list[str]]:
+    if not sites:
+        return "1", []
+    clauses = " OR ".join("on_site(host, ?)" for _ in sites)
+    return f"({clauses})", list(sites)
+
+
+def on_site(host: str, site: str) -> bool:
+    """site:example.com covers example.com and its subdomains (pure)."""
+    return host == site or host.endswith("." + site)
+
+
+def _world_pages(world: World):
+    for resource in world.resources.values():
+        content_type = next((v for k, v in resource.headers.items()
+                             if k.lower() == "content-type"), "")
+        if resource.status != 200 or resource.blob is None or "html" not in content_type.lower():
+            continue
+        charset = _CHARSET.search(content_type)
+        yield extract_page(resource.url, world.read_blob(resource.blob),
+                           charset.group(1) if charset else None)
