@@ -51,9 +51,20 @@ class UnsupportedContent(PagetrailError):
 
 
 class FetchFailed(PagetrailError):
-    """Network-level failure (DNS, refused, TLS, timeout) after retries."""
+    """Network-level failure (DNS, refused, TLS, timeout) after retries.
+
+    `kind` says which: "dns" | "refused" | "tls" | "timeout" | "proxy" | "other".
+    """
 
     code = "fetch_failed"
+    KINDS = ("dns", "refused", "tls", "timeout", "proxy", "other")
+
+    def __init__(self, message: str, *, url: str | None = None, kind: str = "other") -> None:
+        super().__init__(message, url=url)
+        self.kind = kind if kind in self.KINDS else "other"
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {**super().to_dict(), "kind": self.kind}
 
 
 class RateLimited(PagetrailError):

@@ -1,0 +1,395 @@
+"""Fetch layer against real HTTP servers on 127.0.0.1 (no mocks)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import threading
+import time
+import tracemalloc
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import pytest
+
+from pagetrail.tools.errors import (
+    BodyTooLarge,
+    DecompressionBomb,
+    FetchFailed,
+    InvalidURL,
+    RedirectLoop,
+    TooManyRedirects,
+)
+from pagetrail.tools.fetch import (
+    Fetcher,
+    detect_charset,
+    retry_after_seconds,
+    sniff_content_type,
+)
+from pagetrail.tools.politeness import LocalHostLimiter
+from pagetrail.tools.settings import Settings
+
+Body = bytes | Iterable[bytes]
+Route = Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], Body]]
+
+
+def html(body: str, status: int = 200, **headers: str) -> Route:
+    data = body.encode("utf-8")
+    return lambda _req: (status, {"Content-Type": "text/html; charset=utf-8", **headers}, data)
+
+
+def redirect(location: str, status: int = 301) -> Route:
+    return lambda _req: (status, {"Location": location}, b"")
+
+
+class LocalServer:
+    """A threaded HTTP/1.1 server with a route table; counts requests per path."""
+
+    def __init__(self, routes: dict[str, Route], fallback: Route | None = None) -> None:
+        self.routes = routes
+        self.fallback = fallback or html("<title>Not Found</title>nothing here", 404)
+        self.hits: Counter[str] = Counter()
+        self.methods: list[tuple[str, str]] = []
+        self.headers_seen: list[dict[str, str]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _serve(self, send_body: bool) -> None:
+                path = self.path if self.path.startswith("/") else urlsplit(self.path).path
+                server.hits[path] += 1
+                server.methods.append((self.command, path))
+                server.headers_seen.append(dict(self.headers))
+                route = server.routes.get(path) or server.routes.get(
+                    urlsplit(path).path) or server.fallback
+                status, headers, body = route(self)
+                self.send_response(status)
+                chunks: Iterable[bytes]
+                if isinstance(body, bytes):
+                    headers.setdefault("Content-Length", str(len(body)))
+                    chunks = [body]
+                else:
+                    chunks = body
+                    headers.setdefault("Connection", "close")
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                if not send_body:
+                    return
+                try:
+                    for chunk in chunks:
+                        self.wfile.write(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                if "Content-Length" not in headers:
+                    self.close_connection = True
+
+            def do_GET(self) -> None:
+                self._serve(True)
+
+            def do_HEAD(self) -> None:
+                self._serve(False)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LocalServer:
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@contextmanager
+def serve(routes: dict[str, Route], fallback: Route | None = None) -> Iterator[LocalServer]:
+    with LocalServer(routes, fallback) as server:
+        yield server
+
+
+def loopback_settings(**extra: object) -> Settings:
+    """Settings that let the fetcher reach 127.0.0.1 (tests only), with short timeouts."""
+    values: dict[str, object] = {"allow_hosts": ["127.0.0.1"], "connect_timeout": 2.0,
+                                 "read_timeout": 3.0, "total_timeout": 6.0, "retries": 2}
+    values.update(extra)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def quick_fetcher(settings: Settings | None = None, **kwargs: float) -> Fetcher:
+    return Fetcher(settings or loopback_settings(), backoff=0.05, max_backoff=0.2,
+                   max_retry_after=kwargs.get("max_retry_after", 3.0))
+
+
+# --- basic fetching, redirects ----------------------------------------------------------------
+
+async def test_get_returns_body_headers_and_counts_requests() -> None:
+    with serve({"/page": html("<html><title>Hi</title>héllo</html>")}) as srv:
+        async with quick_fetcher() as f:
+            r = await f.get(srv.base + "/page")
+            missing = await f.get(srv.base + "/nope")
+    assert r.status == 200 and r.is_html and r.charset == "utf-8"
+    assert "héllo" in r.text()
+    assert r.final_url == srv.base + "/page" and r.chain == []
+    assert missing.status == 404  # statuses are returned, not raised
+    assert f.requests == 2 and f.per_host["127.0.0.1"] == 2
+    assert srv.headers_seen[0]["User-Agent"].startswith("pagetrail/")
+
+
+async def test_redirect_chain_is_recorded_hop_by_hop() -> None:
+    routes = {"/a": redirect("/b", 301), "/b": redirect("/c", 302), "/c": html("end")}
+    with serve(routes) as srv:
+        async with quick_fetcher() as f:
+            r = await f.get(srv.base + "/a")
+            unfollowed = await f.get(srv.base + "/a", follow_redirects=False)
+    assert r.status == 200 and r.final_url == srv.base + "/c"
+    assert [(h.status, h.url, h.location) for h in r.chain] == [
+        (301, srv.base + "/a", srv.base + "/b"), (302, srv.base + "/b", srv.base + "/c")]
+    assert unfollowed.status == 301 and unfollowed.chain == []
+    assert f.requests == 4  # three hops + one unfollowed
+
+
+async def test_redirect_loop_and_too_many_redirects() -> None:
+    routes: dict[str, Route] = {"/x": redirect("/y"), "/y": redirect("/x")}
+    routes.update({f"/r{i}": redirect(f"/r{i + 1}") for i in range(20)})
+    with serve(routes) as srv:
+        async with quick_fetcher(loopback_settings(max_redirects=5)) as f:
+            with pytest.raises(RedirectLoop):
+                await asyncio.wait_for(f.get(srv.base + "/x"), 10)
+            with pytest.raises(TooManyRedirects) as info:
+                await f.get(srv.base + "/r0")
+    assert not isinstance(info.value, RedirectLoop)
+    assert srv.hits["/r6"] == 0  # stopped after max_redirects hops
+
+
+async def test_redirect_to_other_scheme_is_not_followed() -> None:
+    with serve({"/js": redirect("javascript:alert(1)", 302)}) as srv:
+        async with quick_fetcher() as f:
+            r = await f.get(srv.base + "/js")
+    assert r.status == 302 and r.final_url == srv.base + "/js"
+
+
+@pytest.mark.parametrize("bad", ["not a url", "javascript:alert(1)", "file:///etc/passwd",
+                                 "http://", "ftp://example.com/x", "http://exa mple.com/"])
+async def test_malformed_or_unsupported_urls_are_invalid(bad: str) -> None:
+    async with quick_fetcher() as f:
+        with pytest.raises(InvalidURL):
+            await f.get(bad)
+    assert f.requests == 0
+
+
+# --- limits -------------------------------------------------------------------------------------
+
+def _endless(total: int, chunk: int = 64 * 1024) -> Iterator[bytes]:
+    block = b"a" * chunk
+    for _ in range(total // chunk):
+        yield block
+
+
+async def test_fifty_megabyte_body_stops_at_the_limit_with_low_memory() -> None:
+    # No Content-Length: the limit must be enforced while streaming.
+    big: Route = lambda _r: (200, {"Content-Type": "text/plain"}, _endless(50 * 2**20))  # noqa: E731
+    with serve({"/big": big}) as srv:
+        async with quick_fetcher(loopback_settings(max_bytes=2 * 2**20)) as f:
+            tracemalloc.start()
+            try:
+                with pytest.raises(BodyTooLarge):
+                    await f.get(srv.base + "/big")
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+    assert peak < 12 * 2**20, f"peak memory {peak / 2**20:.1f} MB"
+
+
+async def test_declared_content_length_over_limit_is_refused_before_reading() -> None:
+    data = b"x" * (3 * 2**20)
+    with serve({"/big": lambda _r: (200, {"Content-Type": "text/plain"}, data)}) as srv:
+        async with quick_fetcher(loopback_settings(max_bytes=2**20)) as f:
+            with pytest.raises(BodyTooLarge, match="larger than"):
+                await f.get(srv.base + "/big")
+            small = await f.get(srv.base + "/big", max_bytes=4 * 2**20)
+    assert len(small.content) == len(data)
+
+
+def _gzip_bomb(size: int) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"\0" * 2**20
+    out = [compressor.compress(block) for _ in range(size // 2**20)]
+    out.append(compressor.flush())
+    return b"".join(out)
+
+
+async def test_gzip_bomb_is_stopped_at_the_decompressed_limit() -> None:
+    bomb = _gzip_bomb(200 * 2**20)
+    assert len(bomb) < 400_000
+    headers = {"Content-Type": "text/html", "Content-Encoding": "gzip"}
+    page = gzip.compress(b"<html><title>ok</title>" + b"word " * 2000 + b"</html>")
+    with serve({"/bomb": lambda _r: (200, dict(headers), bomb),
+                "/fine": lambda _r: (200, dict(headers), page)}) as srv:
+        async with quick_fetcher(loopback_settings(max_bytes=5 * 2**20)) as f:
+            tracemalloc.start()
+            try:
+                with pytest.raises(DecompressionBomb):
+                    await f.get(srv.base + "/bomb")
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+            fine = await f.get(srv.base + "/fine")
+    assert peak < 25 * 2**20
+    assert fine.text().startswith("<html><title>ok</title>word")
+
+
+async def test_binary_and_invalid_utf8_content_are_sane() -> None:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 10
+    bad_utf8 = b"<html><title>caf\xe9</title>\xff\xfe broken \xc3\x28</html>"
+    routes = {
+        "/img": lambda _r: (200, {"Content-Type": "image/png"}, png),
+        "/bad": lambda _r: (200, {"Content-Type": "text/html; charset=utf-8"}, bad_utf8),
+        "/latin": lambda _r: (200, {"Content-Type": "text/html"},
+                              b'<meta charset="iso-8859-1"><p>caf\xe9</p>'),
+        "/bogus": lambda _r: (200, {"Content-Type": "text/html; charset=no-such-codec"},
+                              "<p>naïve</p>".encode()),
+    }
+    with serve(routes) as srv:
+        async with quick_fetcher() as f:
+            img = await f.get(srv.base + "/img")
+            bad = await f.get(srv.base + "/bad")
+            latin = await f.get(srv.base + "/latin")
+            bogus = await f.get(srv.base + "/bogus")
+    assert img.content == png and img.charset is None and not img.is_html
+    assert "\ufffd" in bad.text() and "broken" in bad.text()
+    assert latin.charset == "iso8859-1" and "café" in latin.text()
+    assert bogus.charset == "utf-8" and "naïve" in bogus.text()
+
+
+def test_charset_and_type_detection_pure() -> None:
+    assert sniff_content_type(None, b"  <!DOCTYPE html><p>") == "text/html"
+    assert sniff_content_type("Text/HTML; charset=UTF-8", b"") == "text/html"
+    assert sniff_content_type("", b"\x00\x01") == "application/octet-stream"
+    assert detect_charset(None, b'<meta http-equiv="Content-Type" content="text/html; '
+                          b'charset=windows-1252">', "text/html") == "cp1252"
+    assert detect_charset(None, b"\xef\xbb\xbfhello", "text/plain") == "utf-8"
+    cyrillic = ("Привет, как дела? Это простой русский текст для проверки. " * 20)
+    assert detect_charset(None, cyrillic.encode("cp1251"), "text/plain") in (
+        "cp1251", "koi8-r", "mac-cyrillic", "cp866", "iso8859-5")
+
+
+def test_retry_after_parsing() -> None:
+    assert retry_after_seconds("7") == 7.0
+    assert retry_after_seconds(None) is None and retry_after_seconds("soon") is None
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412480.0 - 10) == 10.0
+
+
+# --- retries --------------------------------------------------------------------------------
+
+def _flaky(first: tuple[int, dict[str, str]], times: int = 1) -> Route:
+    calls = {"n": 0}
+
+    def route(_req: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        calls["n"] += 1
+        if calls["n"] <= times:
+            return first[0], dict(first[1]), b"busy"
+        return 200, {"Content-Type": "text/plain"}, b"fine"
+    return route
+
+
+async def test_503_with_retry_after_is_retried_after_waiting() -> None:
+    with serve({"/busy": _flaky((503, {"Retry-After": "1"})),
+                "/limited": _flaky((429, {"Retry-After": "1"}))}) as srv:
+        async with quick_fetcher() as f:
+            started = time.monotonic()
+            r = await f.get(srv.base + "/busy")
+            waited = time.monotonic() - started
+            limited = await f.get(srv.base + "/limited")
+    assert r.status == 200 and r.text() == "fine" and waited >= 0.95
+    assert limited.status == 200
+    assert srv.hits["/busy"] == 2 and srv.hits["/limited"] == 2 and f.requests == 4
+
+
+async def test_retries_stop_and_the_last_answer_is_returned() -> None:
+    with serve({"/down": _flaky((502, {}), times=99),
+                "/later": _flaky((429, {"Retry-After": "3600"}), times=99)}) as srv:
+        async with quick_fetcher(loopback_settings(retries=2)) as f:
+            down = await f.get(srv.base + "/down")
+            later = await f.get(srv.base + "/later")  # beyond the cap: not waited for
+            once = await f.get(srv.base + "/down", retry=False)
+    assert down.status == 502 and srv.hits["/down"] == 3 + 1
+    assert later.status == 429 and srv.hits["/later"] == 1
+    assert once.status == 502
+
+
+async def test_squid_style_503_is_not_retried() -> None:
+    squid = (503, {"X-Squid-Error": "ERR_DNS_FAIL 0", "Server": "squid"})
+    with serve({"/squid": _flaky(squid, times=99)}) as srv:
+        async with quick_fetcher() as f:
+            r = await f.get(srv.base + "/squid")
+    assert r.status == 503 and r.squid_error == "ERR_DNS_FAIL 0"
+    assert srv.hits["/squid"] == 1
+
+
+async def test_connection_refused_is_fetch_failed_refused() -> None:
+    with serve({}) as srv:
+        port = srv.port
+    async with quick_fetcher() as f:  # the server is gone: nothing listens on the port
+        with pytest.raises(FetchFailed) as info:
+            await f.get(f"http://127.0.0.1:{port}/")
+    assert info.value.kind == "refused"
+    assert f.requests == 2  # one retry for a refused connection
+
+
+async def test_read_timeout_is_fetch_failed_timeout_without_hanging() -> None:
+    def slow(_req: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        time.sleep(1.5)
+        return 200, {}, b"late"
+    with serve({"/slow": slow}) as srv:
+        settings = loopback_settings(read_timeout=0.3, total_timeout=1.0, retries=1)
+        async with quick_fetcher(settings) as f:
+            started = time.monotonic()
+            with pytest.raises(FetchFailed) as info:
+                await f.get(srv.base + "/slow")
+    assert info.value.kind == "timeout"
+    assert time.monotonic() - started < 5
+
+
+# --- politeness -----------------------------------------------------------------------------
+
+async def test_polite_requests_are_spaced_per_host() -> None:
+    with serve({"/p": html("x")}) as srv:
+        limiter = LocalHostLimiter(rps=5.0, concurrency=2)
+        async with Fetcher(loopback_settings(), limiter=limiter) as f:
+            started = time.monotonic()
+            await asyncio.gather(*(f.get(srv.base + "/p", polite=True) for _ in range(4)))
+            polite_time = time.monotonic() - started
+            started = time.monotonic()
+            await asyncio.gather(*(f.get(srv.base + "/p") for _ in range(4)))
+            interactive_time = time.monotonic() - started
+    assert polite_time >= 3 * 0.2 - 0.05  # 4 requests at 5/s: three intervals
+    assert interactive_time < polite_time
+
+
+async def test_per_host_concurrency_is_bounded() -> None:
+    active = {"now": 0, "max": 0}
+    lock = threading.Lock()
+
+    def slowish(_req: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        with lock:
+            active["now"] += 1
+            active["max"] = max(active["max"], active["now"])
+        time.sleep(0.15)
+        with lock:
+            active["now"] -= 1
+        return 200, {}, b"ok"
+    with serve({"/s": slowish}) as srv:
+        async with Fetcher(loopback_settings(per_host_concurrency=2)) as f:
+            await asyncio.gather(*(f.get(srv.base + "/s") for _ in range(6)))
+    assert active["max"] == 2

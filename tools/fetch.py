@@ -1,0 +1,617 @@
+"""The fetch layer: every HTTP request pagetrail makes goes through `Fetcher`.
+
+What it guarantees (docs/INTERFACES.md, "Fetch layer"):
+- the SSRF guard (tools.netguard) on the URL and on every redirect hop, redirects followed
+  here, one by one, so each hop is recorded (`Response.chain`);
+- bounded work: connect/read/total timeouts, at most `max_bytes` of (decompressed) body read
+  from a stream, gzip/deflate decoded here with an output bound (a decompression bomb stops
+  at the bound instead of inflating in memory), at most `max_redirects` hops;
+- per-host concurrency, and a per-host rate when `polite=True` (tools.politeness);
+- retries with backoff (tenacity) for transient faults only, honouring Retry-After;
+- HTTP error statuses are returned, not raised; network failures raise FetchFailed(kind=...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import json
+import logging
+import random
+import re
+import ssl
+import time
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    retry_if_result,
+)
+
+from pagetrail.tools.errors import (
+    BodyTooLarge,
+    ConfigError,
+    DecompressionBomb,
+    FetchFailed,
+    InvalidURL,
+    RedirectLoop,
+    TooManyRedirects,
+    UnsupportedContent,
+)
+from pagetrail.tools.models import Hop
+from pagetrail.tools.netguard import AddressGuard, GuardedNetworkBackend, bypasses_proxy
+from pagetrail.tools.politeness import HostLimiter, shared_local_limiter
+from pagetrail.tools.settings import Settings
+from pagetrail.tools.urls import validate_url
+
+log = logging.getLogger(__name__)
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+# A compressed body that inflates past max_bytes at more than this ratio is a bomb, not a
+# big page: real HTML compresses 5–15×; zip bombs reach 1000×.
+BOMB_RATIO = 50.0
+CHUNK = 64 * 1024
+TEXT_TYPES = ("text/", "application/xhtml", "application/xml", "application/json",
+              "application/ld+json", "application/rss", "application/atom", "+xml", "+json")
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+@dataclass
+class Response:
+    url: str
+    final_url: str
+    status: int
+    headers: httpx.Headers
+    content: bytes
+    chain: list[Hop] = field(default_factory=list)
+    content_type: str = ""
+    charset: str | None = None
+    elapsed: float = 0.0
+
+    def text(self) -> str:
+        return self.content.decode(self.charset or "utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.text())
+
+    @property
+    def is_html(self) -> bool:
+        return self.content_type in ("text/html", "application/xhtml+xml")
+
+    @property
+    def squid_error(self) -> str | None:
+        """The X-Squid-Error header of a proxy's own error answer (e.g. "ERR_DNS_FAIL 0")."""
+        return self.headers.get("x-squid-error")
+
+
+# --- content type and charset (pure) ---------------------------------------------------------
+
+def _valid_codec(name: str | None) -> str | None:
+    if not name:
+        return None
+    name = name.strip().strip("\"'").lower()
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def sniff_content_type(header: str | None, body: bytes) -> str:
+    """Lower-case mime type from the header; sniffed from the body when missing."""
+    mime = (header or "").split(";")[0].strip().lower()
+    if mime:
+        return mime
+    head = body[:512].lstrip().lower()
+    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
+        return "text/html"
+    if head.startswith(b"<?xml"):
+        return "application/xml"
+    if head.startswith((b"{", b"[")):
+        return "application/json"
+    return "application/octet-stream"
+
+
+def is_text_type(mime: str) -> bool:
+    return any(marker in mime for marker in TEXT_TYPES)
+
+
+def detect_charset(content_type_header: str | None, body: bytes, mime: str) -> str | None:
+    """Charset from the header, then a BOM, then <meta charset>/http-equiv, then a detector."""
+    if not is_text_type(mime):
+        return None
+    for param in (content_type_header or "").split(";")[1:]:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset":
+            found = _valid_codec(value)
+            if found:
+                return found
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name
+    if "html" in mime or "xml" in mime:
+        match = _META_CHARSET.search(body[:4096])
+        if match:
+            found = _valid_codec(match.group(1).decode("ascii", "ignore"))
+            if found:
+                return found
+    if mime == "application/json" or not body:
+        return "utf-8"
+    try:
+        body[:65536].decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError as exc:
+        if exc.start >= 65536 - 4:  # a character cut at the sample's end
+            return "utf-8"
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(body[:65536]).best()
+    return _valid_codec(best.encoding) if best else "utf-8"
+
+
+# --- bounded decoding -----------------------------------------------------------------------
+
+class _BoundedDecoder:
+    """Content-Encoding decoder that never produces more than `limit` bytes in total."""
+
+    def __init__(self, encoding: str, limit: int, url: str) -> None:
+        self.encoding = encoding
+        self.limit = limit
+        self.url = url
+        self.produced = 0
+        self.consumed = 0
+        self._obj = self._new()
+
+    def _new(self) -> Any:
+        if self.encoding in ("gzip", "x-gzip"):
+            return zlib.decompressobj(zlib.MAX_WBITS | 16)
+        if self.encoding == "deflate":
+            return zlib.decompressobj()
+        return None
+
+    def feed(self, data: bytes) -> bytes:
+        self.consumed += len(data)
+        if self._obj is None:
+            self.produced += len(data)
+            self._check()
+            return data
+        out = bytearray()
+        while data:
+            try:
+                piece = self._obj.decompress(data, self.limit - self.produced + 1)
+            except zlib.error as exc:
+                if self.encoding == "deflate" and self.produced == 0 and not out:
+                    self._obj = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate
+                    continue
+                raise UnsupportedContent(f"undecodable {self.encoding} body: {exc}",
+                                         url=self.url) from exc
+            out += piece
+            self.produced += len(piece)
+            self._check()
+            if self._obj.unconsumed_tail:
+                data = self._obj.unconsumed_tail
+            elif self._obj.eof and self._obj.unused_data:
+                data = self._obj.unused_data  # another gzip member follows
+                self._obj = self._new()
+            else:
+                data = b""
+        return bytes(out)
+
+    def _check(self) -> None:
+        if self.produced <= self.limit:
+            return
+        ratio = self.produced / max(self.consumed, 1)
+        if self._obj is not None and ratio >= BOMB_RATIO:
+            raise DecompressionBomb(
+                f"body inflates {ratio:.0f}× past {self.limit} bytes", url=self.url)
+        raise BodyTooLarge(f"body larger than {self.limit} bytes", url=self.url)
+
+
+# --- network failures -------------------------------------------------------------------------
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def failure_kind(exc: BaseException) -> str:
+    """FetchFailed kind for an httpx/OS exception."""
+    import socket
+
+    if isinstance(exc, httpx.TimeoutException | TimeoutError):
+        return "timeout"
+    if isinstance(exc, httpx.ProxyError):
+        return "proxy"
+    text = " ".join(str(e) for e in _causes(exc)).lower()
+    for cause in _causes(exc):
+        if isinstance(cause, ssl.SSLError | ssl.CertificateError):
+            return "tls"
+        if isinstance(cause, socket.gaierror):
+            return "dns"
+        if isinstance(cause, ConnectionRefusedError):
+            return "refused"
+    if "certificate" in text or "ssl" in text or "tls" in text:
+        return "tls"
+    if "name or service not known" in text or "nodename nor servname" in text \
+            or "temporary failure in name resolution" in text or "getaddrinfo" in text:
+        return "dns"
+    if "connection refused" in text or "errno 111" in text:
+        return "refused"
+    return "other"
+
+
+class _Transient(Exception):
+    """A network fault worth one more try (wraps the original)."""
+
+    def __init__(self, error: FetchFailed, max_attempts: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.max_attempts = max_attempts
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds (delta-seconds or an HTTP date), None if absent/unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+@dataclass
+class _Raw:
+    """One HTTP exchange, body read (or skipped for redirects)."""
+
+    url: str
+    status: int
+    headers: httpx.Headers
+    content: bytes
+
+
+# --- the fetcher ------------------------------------------------------------------------------
+
+class _RoutingTransport(httpx.AsyncBaseTransport):
+    """Sends through the proxy unless the host is in no_proxy (the guard uses the same rule)."""
+
+    def __init__(self, direct: httpx.AsyncBaseTransport, proxied: httpx.AsyncBaseTransport | None,
+                 no_proxy: list[str]) -> None:
+        self.direct = direct
+        self.proxied = proxied
+        self.no_proxy = no_proxy
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        if self.proxied is None or bypasses_proxy(url.host, url.port, self.no_proxy):
+            return await self.direct.handle_async_request(request)
+        return await self.proxied.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.direct.aclose()
+        if self.proxied is not None:
+            await self.proxied.aclose()
+
+
+def build_ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
+    """System/certifi roots plus the configured bundle (a corporate or test CA)."""
+    import certifi
+
+    context = ssl.create_default_context(cafile=certifi.where())
+    if ca_bundle:
+        try:
+            context.load_verify_locations(cafile=ca_bundle)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError(f"cannot load CA bundle {ca_bundle}: {exc}") from exc
+    return context
+
+
+class Fetcher:
+    """One per task/request: an async httpx client with the guarantees above."""
+
+    def __init__(self, settings: Settings | None = None, *, limiter: HostLimiter | None = None,
+                 max_retry_after: float = 30.0, backoff: float = 0.5,
+                 max_backoff: float = 8.0) -> None:
+        self.settings = settings or Settings()
+        self.guard = AddressGuard(self.settings)
+        self.max_retry_after = max_retry_after
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.requests = 0
+        self.per_host: Counter[str] = Counter()
+        self._limiter = limiter
+        self._client: httpx.AsyncClient | None = None
+
+    # -- lifecycle --
+    def _build_client(self) -> httpx.AsyncClient:
+        s = self.settings
+        context = build_ssl_context(s.ca_bundle)
+        limits = httpx.Limits(max_connections=max(1, s.concurrency),
+                              max_keepalive_connections=max(1, s.concurrency))
+        direct = httpx.AsyncHTTPTransport(verify=context, limits=limits, trust_env=False)
+        # Private attribute: httpx has no public hook for the network backend; without it
+        # we would lose DNS pinning only (check_url still runs), so degrade quietly.
+        pool = getattr(direct, "_pool", None)
+        if pool is not None and hasattr(pool, "_network_backend"):
+            pool._network_backend = GuardedNetworkBackend(pool._network_backend, self.guard)
+        proxied = None
+        if s.proxy:
+            proxied = httpx.AsyncHTTPTransport(proxy=s.proxy, verify=context, limits=limits,
+                                               trust_env=False)
+        timeout = httpx.Timeout(connect=s.connect_timeout, read=s.read_timeout,
+                                write=s.read_timeout, pool=s.total_timeout)
+        return httpx.AsyncClient(
+            transport=_RoutingTransport(direct, proxied, list(s.no_proxy)),
+            timeout=timeout, follow_redirects=False, trust_env=False,
+            event_hooks={"response": [_set_location_aside]},
+            headers={"User-Agent": s.user_agent, "Accept-Encoding": "gzip, deflate",
+                     "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"},
+        )
+
+    async def __aenter__(self) -> Fetcher:
+        self._client = self._build_client()
+        if self._limiter is None:
+            self._limiter = shared_local_limiter(self.settings.per_host_rps,
+                                                 self.settings.per_host_concurrency)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # -- public API --
+    async def get(self, url: str, *, headers: dict[str, str] | None = None,
+                  follow_redirects: bool = True, max_bytes: int | None = None,
+                  polite: bool = False, retry: bool = True) -> Response:
+        return await self._fetch("GET", url, headers=headers, follow_redirects=follow_redirects,
+                                 max_bytes=max_bytes, polite=polite, retry=retry)
+
+    async def head(self, url: str, *, headers: dict[str, str] | None = None,
+                   follow_redirects: bool = True, max_bytes: int | None = None,
+                   polite: bool = False, retry: bool = True) -> Response:
+        return await self._fetch("HEAD", url, headers=headers, follow_redirects=follow_redirects,
+                                 max_bytes=max_bytes, polite=polite, retry=retry)
+
+    # -- redirects --
+    async def _fetch(self, method: str, url: str, *, headers: dict[str, str] | None,
+                     follow_redirects: bool, max_bytes: int | None, polite: bool,
+                     retry: bool) -> Response:
+        if self._client is None:
+            raise RuntimeError("Fetcher must be used as `async with Fetcher(...) as f`")
+        requested = validate_url(url)
+        limit = max_bytes if max_bytes is not None else self.settings.max_bytes
+        started = time.monotonic()
+        chain: list[Hop] = []
+        visits: Counter[str] = Counter()
+        current = requested
+        while True:
+            await self.guard.check_url(current)
+            raw = await self._send(method, current, headers, limit, polite, retry)
+            location = raw.headers.get("location")
+            if not (follow_redirects and raw.status in REDIRECT_STATUSES and location):
+                return self._response(requested, raw, chain, started)
+            try:
+                target = validate_url(_without_fragment(urljoin(current, location.strip())))
+            except InvalidURL:
+                # A redirect to javascript:, ftp:, garbage: not followed; the 3xx is the answer.
+                return self._response(requested, raw, chain, started)
+            chain.append(Hop(url=current, status=raw.status, location=target))
+            visits[current] += 1
+            # One revisit is allowed (a cookie-setting bounce), a second is a loop.
+            if visits[target] >= 2 or (visits[target] == 1 and target == current):
+                raise RedirectLoop(f"redirect loop at {target}", url=requested)
+            if len(chain) > self.settings.max_redirects:
+                raise TooManyRedirects(
+                    f"more than {self.settings.max_redirects} redirects", url=requested)
+            current = target
+
+    def _response(self, requested: str, raw: _Raw, chain: list[Hop], started: float) -> Response:
+        header = raw.headers.get("content-type")
+        mime = sniff_content_type(header, raw.content)
+        return Response(url=requested, final_url=raw.url, status=raw.status, headers=raw.headers,
+                        content=raw.content, chain=chain, content_type=mime,
+                        charset=detect_charset(header, raw.content, mime),
+                        elapsed=time.monotonic() - started)
+
+    # -- retries --
+    async def _send(self, method: str, url: str, headers: dict[str, str] | None, limit: int,
+                    polite: bool, retry: bool) -> _Raw:
+        attempts = 1 + (max(0, self.settings.retries) if retry else 0)
+
+        def should_stop(state: RetryCallState) -> bool:
+            if state.attempt_number >= attempts:
+                return True
+            outcome = state.outcome
+            if outcome is not None and outcome.failed:
+                error = outcome.exception()
+                if isinstance(error, _Transient):
+                    return state.attempt_number >= error.max_attempts
+            return False
+
+        retrying = AsyncRetrying(
+            stop=should_stop,
+            wait=self._wait,
+            retry=retry_if_exception_type(_Transient) | retry_if_result(self._retryable),
+            retry_error_callback=_last_outcome,
+        )
+        return await retrying(self._attempt, method, url, headers, limit, polite)
+
+    def _retryable(self, raw: _Raw) -> bool:
+        if raw.status not in RETRY_STATUSES:
+            return False
+        if "x-squid-error" in raw.headers:
+            return False  # the proxy's definitive answer (DNS failure, refused, ...)
+        wait = retry_after_seconds(raw.headers.get("retry-after"))
+        return wait is None or wait <= self.max_retry_after  # longer: give the answer back
+
+    def _wait(self, state: RetryCallState) -> float:
+        outcome = state.outcome
+        if outcome is not None and not outcome.failed:
+            raw = outcome.result()
+            wait = retry_after_seconds(raw.headers.get("retry-after"))
+            if wait is not None:
+                return min(wait, self.max_retry_after)
+        step = self.backoff * (2 ** (state.attempt_number - 1))
+        return min(self.max_backoff, step) * (0.5 + random.random() / 2)
+
+    async def _attempt(self, method: str, url: str, headers: dict[str, str] | None, limit: int,
+                       polite: bool) -> _Raw:
+        assert self._client is not None and self._limiter is not None
+        host = (urlsplit(url).hostname or "").lower()
+        async with self._limiter.slot(host, polite=polite):
+            self.requests += 1
+            self.per_host[host] += 1
+            try:
+                async with asyncio.timeout(self.settings.total_timeout):
+                    return await self._exchange(method, url, headers, limit)
+            except (httpx.TransportError, TimeoutError) as exc:
+                kind = failure_kind(exc)
+                if kind == "proxy" and isinstance(exc, httpx.ProxyError):
+                    answer = await self._proxy_answer(url, exc)
+                    if answer is not None:
+                        return answer
+                error = FetchFailed(f"{kind}: {exc or type(exc).__name__}", url=url, kind=kind)
+                raise self._classify_fault(exc, kind, error) from exc
+
+    def _classify_fault(self, exc: BaseException, kind: str,
+                        error: FetchFailed) -> BaseException:
+        if kind in ("dns", "tls"):
+            return error  # definitive: retrying will not change it
+        if isinstance(exc, httpx.ConnectTimeout):
+            return _Transient(error, max_attempts=99)
+        if kind in ("timeout", "refused") or isinstance(exc, httpx.RemoteProtocolError):
+            return _Transient(error, max_attempts=2)  # one more try at most
+        if isinstance(exc, httpx.ConnectError | httpx.ReadError | httpx.WriteError):
+            return _Transient(error, max_attempts=2)
+        return error
+
+    async def _exchange(self, method: str, url: str, headers: dict[str, str] | None,
+                        limit: int) -> _Raw:
+        assert self._client is not None
+        request = self._client.build_request(method, url, headers=headers)
+        response = await self._client.send(request, stream=True)
+        headers = response.headers
+        if _LOCATION_ASIDE in response.extensions:
+            headers = headers.copy()
+            headers["location"] = response.extensions[_LOCATION_ASIDE]
+        try:
+            if response.status_code in REDIRECT_STATUSES or method == "HEAD":
+                return _Raw(url, response.status_code, headers, b"")
+            declared = response.headers.get("content-length", "")
+            encoding = response.headers.get("content-encoding", "identity").strip().lower()
+            if declared.isdigit() and int(declared) > limit and encoding in ("", "identity"):
+                raise BodyTooLarge(f"body of {declared} bytes is larger than {limit}", url=url)
+            content = await self._read_body(response, encoding, limit, url)
+            return _Raw(url, response.status_code, headers, content)
+        finally:
+            await response.aclose()
+
+    async def _read_body(self, response: httpx.Response, encoding: str, limit: int,
+                         url: str) -> bytes:
+        if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
+            raise UnsupportedContent(f"unsupported content-encoding {encoding!r}", url=url)
+        decoder = _BoundedDecoder("" if encoding == "identity" else encoding, limit, url)
+        body = bytearray()
+        async for chunk in response.aiter_raw(CHUNK):
+            body += decoder.feed(chunk)
+        return bytes(body)
+
+    async def _proxy_answer(self, url: str, exc: httpx.ProxyError) -> _Raw | None:
+        """The proxy refused a CONNECT (https target): ask it again by hand to read its
+        headers (httpx keeps only the status), so Squid's X-Squid-Error reaches check_link."""
+        proxy = self.settings.proxy or ""
+        parts = urlsplit(url)
+        match = re.match(r"\s*(\d{3})", str(exc))
+        if not proxy.startswith("http://") or not parts.hostname:
+            return None
+        target = f"{parts.hostname}:{parts.port or 443}"
+        if ":" in parts.hostname:
+            target = f"[{parts.hostname}]:{parts.port or 443}"
+        self.requests += 1  # the probe is one more request to the proxy
+        self.per_host[parts.hostname.lower()] += 1
+        try:
+            answer = await _connect_probe(proxy, target, self.settings.user_agent,
+                                          self.settings.connect_timeout)
+        except (OSError, TimeoutError, ValueError):
+            answer = None
+        if answer is None:
+            if not match:
+                return None
+            return _Raw(url, int(match.group(1)), httpx.Headers(), b"")
+        status, headers = answer
+        return _Raw(url, status, headers, b"")
+
+
+_LOCATION_ASIDE = "pagetrail.location"
+
+
+async def _set_location_aside(response: httpx.Response) -> None:
+    """Hide Location from httpx: it builds a redirect request even when not following, and
+    fails on a malformed Location. Redirects are ours to follow (and to judge)."""
+    location = response.headers.get("location")
+    if location is not None:
+        response.extensions[_LOCATION_ASIDE] = location
+        del response.headers["location"]
+
+
+def _last_outcome(state: RetryCallState) -> Any:
+    """After the last try: return the last response, or raise the last real error."""
+    outcome = state.outcome
+    assert outcome is not None
+    if outcome.failed:
+        error = outcome.exception()
+        if isinstance(error, _Transient):
+            raise error.error from error.error.__cause__
+        raise error  # type: ignore[misc]
+    return outcome.result()
+
+
+def _without_fragment(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
+
+
+async def _connect_probe(proxy_url: str, target: str, user_agent: str,
+                         timeout: float) -> tuple[int, httpx.Headers] | None:
+    """Send `CONNECT target` to an http proxy and return its status and headers."""
+    proxy = urlsplit(proxy_url)
+    host, port = proxy.hostname or "127.0.0.1", proxy.port or 80
+    async with asyncio.timeout(timeout):
+        reader, writer = await asyncio.open_connection(host, port)
+        try:
+            writer.write(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
+                         f"User-Agent: {user_agent}\r\n\r\n".encode("ascii", "replace"))
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+        finally:
+            writer.close()
+    lines = head.decode("latin-1").split("\r\n")
+    status_line = lines[0].split(" ", 2)
+    if len(status_line) < 2 or not status_line[1].isdigit():
+        return None
+    pairs = [tuple(line.split(":", 1)) for line in lines[1:] if ":" in line]
+    return int(status_line[1]), httpx.Headers([(k.strip(), v.strip()) for k, v in pairs])
