@@ -1,0 +1,98 @@
+"""`pagetrail memento URL [--at DATE] [--list] [--redirects] [--json]`."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.tools.fetch import Fetcher
+from pagetrail.tools.memento import (
+    archived_redirects,
+    fetch_memento,
+    list_mementos,
+    parse_timestamp,
+)
+from pagetrail.tools.models import Memento
+from pagetrail.tools.settings import get_settings
+from pagetrail.tools.urls import validate_url
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "memento", help="find the archived copy of a URL (Memento, raw capture)",
+        description="Find the capture of URL closest before --at (default: the latest good "
+                    "one), skipping redirects, error pages and soft 404s.")
+    parser.add_argument("url", help="the (dead) URL")
+    parser.add_argument("--at", type=parse_date, default=None,
+                        help="date the link was made or broke: 2019-06-01, ISO date-time, "
+                             "or a 14-digit archive timestamp")
+    parser.add_argument("--list", action="store_true", help="list every capture instead")
+    parser.add_argument("--redirects", action="store_true",
+                        help="list captured redirects of the URL to other URLs")
+    add_json_flag(parser)
+    parser.set_defaults(func=handle)
+
+
+def parse_date(text: str) -> datetime:
+    text = text.strip()
+    moment = parse_timestamp(text) if text.isdigit() else None
+    if moment is None:
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"not a date: {text!r}") from exc
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def handle(args: argparse.Namespace) -> int:
+    url = validate_url(args.url)
+    if args.list and args.redirects:
+        raise UsageError("--list and --redirects do not go together")
+    return run_async(_run(url, args))
+
+
+async def _run(url: str, args: argparse.Namespace) -> int:
+    settings = get_settings()
+    async with Fetcher(settings) as fetcher:
+        if args.list:
+            captures = await list_mementos(url, fetcher, settings)
+            if args.json:
+                print_json(captures)
+            for c in [] if args.json else captures:
+                print(f"{c.datetime:%Y-%m-%d %H:%M:%S}  {c.status or '-':>3}  "
+                      f"{c.mimetype or '-':<12} {c.memento_url}")
+            return 0
+        if args.redirects:
+            redirects = await archived_redirects(url, fetcher, settings)
+            if args.json:
+                print_json(redirects)
+            for r in [] if args.json else redirects:
+                print(f"{r.datetime:%Y-%m-%d}  {r.status}  {r.target_url}  ({r.memento_url})")
+            return 0
+        memento = await fetch_memento(url, fetcher, at=args.at, settings=settings)
+    if args.json:
+        print_json(memento)
+        return 0 if memento else 1
+    if memento is None:
+        print(f"no usable archived copy of {url}")
+        return 1
+    print(describe(memento))
+    return 0
+
+
+def describe(memento: Memento) -> str:
+    lines = [
+        f"memento   {memento.memento_url}",
+        f"raw       {memento.raw_url}",
+        f"captured  {memento.datetime:%Y-%m-%d %H:%M:%S %Z}  (archive {memento.archive})",
+    ]
+    document = memento.document
+    if document:
+        lines.append(f"title     {document.title or '(none)'}"
+                     + (f"  [site: {document.site_name}]" if document.site_name else ""))
+        lines.append(f"language  {document.lang or '?'}  words {len(document.text.split())}"
+                     f"  links {len(document.links)}")
+        if document.description:
+            lines.append(f"about     {document.description[:200]}")
+    return "\n".join(lines)

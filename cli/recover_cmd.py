@@ -1,0 +1,100 @@
+"""`pagetrail recover URL` and `pagetrail pick DEAD_URL CHOSEN_URL`."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from rich.console import Console
+from rich.table import Table
+
+from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.tools.models import Recovery
+from pagetrail.tools.output import robust_link, summary_line
+from pagetrail.tools.urls import validate_url
+
+
+def parse_date(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise UsageError(f"not an ISO date: {text!r} (try 2019-06-01)") from exc
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("recover", help="find where a dead link went")
+    parser.add_argument("url")
+    parser.add_argument("--from", dest="source_url", help="the page that linked to it")
+    parser.add_argument("--anchor", help="the link's anchor text")
+    parser.add_argument("--context", help="words around the link")
+    parser.add_argument("--date", help="when the link was made (ISO date)")
+    parser.add_argument("--no-cache", action="store_true", help="ignore cached answers")
+    parser.add_argument("--limit", type=int, default=10, help="candidates to show")
+    output = parser.add_mutually_exclusive_group()
+    add_json_flag(output)
+    output.add_argument("--robust-link", action="store_true",
+                        help="print Robust Links HTML for the chosen answer")
+    parser.set_defaults(func=recover_command)
+
+    pick = sub.add_parser("pick", help="record the replacement you chose for a dead link")
+    pick.add_argument("dead_url")
+    pick.add_argument("chosen_url")
+    pick.add_argument("--by", default="", help="who chose it")
+    pick.add_argument("--note", default="")
+    pick.add_argument("--reject", action="store_true", help="record 'not it' instead")
+    add_json_flag(pick)
+    pick.set_defaults(func=pick_command)
+
+
+def recover_command(args: argparse.Namespace) -> int:
+    from pagetrail.store import open_store
+    from pagetrail.tools.recover import recover
+
+    recovery = run_async(recover(
+        args.url, source_url=args.source_url, anchor=args.anchor, context=args.context,
+        link_date=parse_date(args.date), store=open_store(), use_cache=not args.no_cache,
+    ))
+    if args.json:
+        print_json(recovery)
+    elif args.robust_link:
+        print(robust_link(recovery))
+    else:
+        print_recovery(recovery, limit=args.limit)
+    return 0
+
+
+def print_recovery(recovery: Recovery, *, limit: int = 10, console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(summary_line(recovery), markup=False, highlight=False)
+    if recovery.candidates:
+        table = Table(show_header=True, header_style="bold", expand=False)
+        for column in ("#", "kind", "conf", "url", "title / evidence"):
+            table.add_column(column, overflow="fold")
+        for i, c in enumerate(recovery.candidates[:limit], 1):
+            table.add_row(str(i), c.kind, f"{c.confidence:.2f}", c.url,
+                          f"{c.title[:80]}\n[dim]{c.evidence[:160]}[/dim]" if c.title
+                          else c.evidence[:160])
+        console.print(table)
+    for failure in recovery.failures:
+        console.print(f"  [yellow]note[/yellow]: {failure.engine}: {failure.error}",
+                      highlight=False)
+    console.print(f"  [dim]{recovery.requests} requests, {recovery.seconds:.2f} s"
+                  f"{' (cached)' if recovery.cached else ''}[/dim]")
+
+
+def pick_command(args: argparse.Namespace) -> int:
+    from pagetrail.store import open_store
+    from pagetrail.store.picks import record_pick
+
+    dead, chosen = validate_url(args.dead_url), validate_url(args.chosen_url)
+    record = record_pick(open_store(), dead, chosen, by=args.by, via="cli", note=args.note,
+                         rejected=args.reject)
+    if args.json:
+        print_json(record.__dict__)
+    else:
+        verb = "rejected" if args.reject else "picked"
+        print(f"{verb}: {dead} → {chosen}")
+    return 0

@@ -1,0 +1,243 @@
+"""One interface over every search backend: `Engine.search(query) -> list[Hit]`.
+
+Engines only translate a query into requests and a response into ranked hits. Caching,
+rate limiting, retries and failure isolation live in `service.SearchService`, so every
+backend gets them the same way. Engines signal what went wrong with the errors below:
+`RateLimited` and `EngineTransient` are retried, `EngineUnavailable` is not.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol, runtime_checkable
+
+from pagetrail.tools.errors import EngineUnavailable, PagetrailError, RateLimited
+from pagetrail.tools.models import Hit
+from pagetrail.tools.urls import host_of
+
+SearchHit = Hit
+
+__all__ = [
+    "Engine",
+    "EngineTransient",
+    "EngineUnavailable",
+    "HttpGetter",
+    "HttpResponse",
+    "RateLimited",
+    "SearchContext",
+    "SearchHit",
+    "clean_snippet",
+    "host_matches",
+    "make_hits",
+    "parse_retry_after",
+    "raise_for_status",
+    "redact",
+]
+
+
+class EngineTransient(EngineUnavailable):
+    """A failure worth retrying: 5xx, timeout, connection reset."""
+
+    code = "engine_transient"
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """What the site and CDX engines need beyond the query: the dead URL and its break date."""
+
+    dead_url: str | None = None
+    after: datetime | None = None  # only URLs that appeared after this moment
+
+    def cache_scope(self) -> str:
+        after = self.after.astimezone(UTC).strftime("%Y%m%d%H%M%S") if self.after else ""
+        return f"dead={self.dead_url or ''};after={after}"
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A search backend. Two optional class attributes tune how the service treats it:
+
+    - `rate_limited` (default True): a third-party API the service paces at
+      settings.search_rps; engines that fetch politely and memoise per host set it False.
+    - `uses_context` (default False): the answer depends on the SearchContext, which then
+      becomes part of the cache key.
+    """
+
+    name: str
+
+    async def search(
+        self,
+        query: str,
+        *,
+        site: str | None = None,
+        limit: int = 10,
+        context: SearchContext | None = None,
+    ) -> list[Hit]: ...
+
+
+class HttpResponse(Protocol):
+    """The part of `pagetrail.tools.fetch.Response` the engines use."""
+
+    status: int
+    headers: Mapping[str, str]
+    content: bytes
+
+    def text(self) -> str: ...
+    def json(self) -> Any: ...
+
+
+class HttpGetter(Protocol):
+    """The part of `pagetrail.tools.fetch.Fetcher` the engines use."""
+
+    async def get(self, url: str, *, headers: Mapping[str, str] | None = None,
+                  **options: Any) -> HttpResponse: ...
+
+
+# --- pure helpers ---------------------------------------------------------------------------
+
+_TAG = re.compile(r"<[^>]{0,200}>")
+_SPACE = re.compile(r"\s+")
+MAX_TITLE = 300
+MAX_SNIPPET = 1000
+
+
+def clean_snippet(text: object, limit: int = MAX_SNIPPET) -> str:
+    """Untrusted result text as one clipped line: tags (e.g. <strong>) and entities removed."""
+    if not isinstance(text, str):
+        return ""
+    import html
+
+    plain = html.unescape(_TAG.sub("", text))
+    return _SPACE.sub(" ", plain).strip()[:limit]
+
+
+def host_matches(url: str, site: str) -> bool:
+    """Is `url` on `site` (the host itself or a subdomain of it; www. ignored)?"""
+    site = site.lower().strip().strip(".")
+    site = site.split("://", 1)[-1].split("/", 1)[0]
+    if site.startswith("www."):
+        site = site[4:]
+    host = host_of(url)
+    return host == site or host.endswith("." + site)
+
+
+def make_hits(
+    rows: Iterable[tuple[object, object, object]],
+    *,
+    engine: str,
+    limit: int,
+    site: str | None = None,
+) -> list[Hit]:
+    """(url, title, snippet) rows → ranked, de-duplicated hits (http(s) URLs only)."""
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    for url, title, snippet in rows:
+        if len(hits) >= limit:
+            break
+        if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+            continue
+        if site and not host_matches(url, site):
+            continue
+        if url in seen:
+            continue
+        seen.add(url)
+        hits.append(Hit(url=url, title=clean_snippet(title, MAX_TITLE),
+                        snippet=clean_snippet(snippet), rank=len(hits) + 1, engine=engine))
+    return hits
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    current = time.time() if now is None else now
+    return max(0.0, moment.timestamp() - current)
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """`text` with every secret value replaced (error messages must never carry API keys)."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def raise_for_status(engine: str, response: HttpResponse) -> None:
+    """Turn an HTTP error status into the engine error the service knows how to handle."""
+    status = response.status
+    if status < 400:
+        return
+    if status == 429:
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        raise RateLimited(f"{engine}: rate limited (HTTP 429)", retry_after=retry_after)
+    if status in (500, 502, 503, 504) or status >= 520:
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if status == 503 and retry_after is not None:
+            # 503 + Retry-After is an overload signal: treat it like a rate limit.
+            raise RateLimited(f"{engine}: unavailable (HTTP 503)", retry_after=retry_after)
+        raise EngineTransient(f"{engine}: server error (HTTP {status})")
+    if status in (401, 403):
+        raise EngineUnavailable(f"{engine}: access denied (HTTP {status}); check the API key")
+    raise EngineUnavailable(f"{engine}: HTTP {status}")
+
+
+def translate_fetch_error(engine: str, exc: PagetrailError,
+                          secrets: Iterable[str | None] = ()) -> EngineUnavailable:
+    """A fetch-layer error as an engine error; timeouts and resets are transient."""
+    message = redact(f"{engine}: {exc.code}: {exc}", list(secrets))
+    if isinstance(exc, RateLimited):
+        return RateLimited(message, retry_after=exc.retry_after)
+    kind = getattr(exc, "kind", "")
+    if kind in ("timeout", "other", "refused", "proxy"):
+        return EngineTransient(message)
+    return EngineUnavailable(message)
+
+
+def response_json(engine: str, response: HttpResponse) -> Any:
+    try:
+        return response.json()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise EngineUnavailable(f"{engine}: the answer is not JSON") from exc
+
+
+async def fetch_checked(
+    fetcher: HttpGetter,
+    engine: str,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    secrets: Iterable[str | None] = (),
+    **options: Any,
+) -> HttpResponse:
+    """GET through the fetcher; fetch errors and HTTP error statuses become engine errors.
+
+    The fetcher's own retries are turned off: the service retries once, in one place,
+    honouring Retry-After (two layers of retries would multiply the load on a busy API).
+    """
+    secrets = list(secrets)
+    try:
+        response = await fetcher.get(url, headers=headers, retry=False, **options)
+    except EngineUnavailable:
+        raise
+    except PagetrailError as exc:
+        raise translate_fetch_error(engine, exc, secrets) from None
+    raise_for_status(engine, response)
+    return response

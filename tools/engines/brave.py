@@ -1,0 +1,70 @@
+"""Brave Search API (web results).
+
+`GET {base}/res/v1/web/search?q=…&count=N&offset=P` with header `X-Subscription-Token`
+→ `{"web": {"results": [{"url", "title", "description"}]}}`. The key travels in a header,
+never in the URL, so it cannot leak into logs or error messages through a URL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from pydantic import SecretStr
+
+from pagetrail.tools.engines.base import (
+    HttpGetter,
+    SearchContext,
+    fetch_checked,
+    make_hits,
+    response_json,
+)
+from pagetrail.tools.engines.searxng import with_site
+from pagetrail.tools.errors import EngineUnavailable
+from pagetrail.tools.models import Hit
+
+BRAVE_API = "https://api.search.brave.com"
+MAX_COUNT = 20  # the API's largest page
+
+
+def brave_rows(payload: Any) -> list[tuple[object, object, object]]:
+    if not isinstance(payload, dict):
+        raise EngineUnavailable("brave: unexpected answer")
+    web = payload.get("web") or {}
+    results = web.get("results") if isinstance(web, dict) else None
+    if results is None:
+        return []  # Brave omits "web" when nothing matched
+    if not isinstance(results, list):
+        raise EngineUnavailable("brave: unexpected answer (web.results)")
+    return [
+        (item.get("url"), item.get("title"), item.get("description"))
+        for item in results
+        if isinstance(item, dict)
+    ]
+
+
+class BraveEngine:
+    rate_limited = True
+    uses_context = False
+
+    def __init__(self, fetcher: HttpGetter, api_key: SecretStr, *, base_url: str = BRAVE_API,
+                 name: str = "brave") -> None:
+        self.fetcher = fetcher
+        self._api_key = api_key
+        self.base_url = base_url.rstrip("/")
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"BraveEngine(base_url={self.base_url!r})"
+
+    async def search(self, query: str, *, site: str | None = None, limit: int = 10,
+                     context: SearchContext | None = None) -> list[Hit]:
+        secret = self._api_key.get_secret_value()
+        params = {"q": with_site(query, site), "count": min(max(limit, 1), MAX_COUNT)}
+        response = await fetch_checked(
+            self.fetcher, self.name, f"{self.base_url}/res/v1/web/search?{urlencode(params)}",
+            headers={"Accept": "application/json", "X-Subscription-Token": secret},
+            secrets=[secret],
+        )
+        return make_hits(brave_rows(response_json(self.name, response)),
+                         engine=self.name, limit=limit, site=site)

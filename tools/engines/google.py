@@ -1,0 +1,85 @@
+"""Google Programmable Search (Custom Search JSON API).
+
+`GET {base}/customsearch/v1?cx=…&q=…&num=N&start=S` → `{"items": [{"link", "title",
+"snippet"}]}`. The API key goes in the `X-Goog-Api-Key` header (a Google API system
+parameter equivalent to `key=`), so it never appears in a URL, a log line or an error.
+At most 10 results per request; `start` pages through them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from pydantic import SecretStr
+
+from pagetrail.tools.engines.base import (
+    HttpGetter,
+    SearchContext,
+    fetch_checked,
+    make_hits,
+    response_json,
+)
+from pagetrail.tools.errors import EngineUnavailable
+from pagetrail.tools.models import Hit
+
+GOOGLE_API = "https://www.googleapis.com"
+PAGE = 10
+MAX_PAGES = 3
+
+
+def google_rows(payload: Any) -> list[tuple[object, object, object]]:
+    if not isinstance(payload, dict):
+        raise EngineUnavailable("google: unexpected answer")
+    items = payload.get("items")
+    if items is None:
+        return []  # no "items" at all when nothing matched
+    if not isinstance(items, list):
+        raise EngineUnavailable("google: unexpected answer (items)")
+    return [
+        (item.get("link"), item.get("title"), item.get("snippet"))
+        for item in items
+        if isinstance(item, dict)
+    ]
+
+
+class GoogleEngine:
+    rate_limited = True
+    uses_context = False
+
+    def __init__(self, fetcher: HttpGetter, api_key: SecretStr, cx: str, *,
+                 base_url: str = GOOGLE_API, name: str = "google") -> None:
+        self.fetcher = fetcher
+        self._api_key = api_key
+        self.cx = cx
+        self.base_url = base_url.rstrip("/")
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"GoogleEngine(base_url={self.base_url!r})"
+
+    def page_url(self, query: str, start: int, num: int, site: str | None) -> str:
+        params: dict[str, str | int] = {"cx": self.cx, "q": query, "num": num, "start": start}
+        if site:
+            params["siteSearch"] = site
+            params["siteSearchFilter"] = "i"
+        return f"{self.base_url}/customsearch/v1?{urlencode(params)}"
+
+    async def search(self, query: str, *, site: str | None = None, limit: int = 10,
+                     context: SearchContext | None = None) -> list[Hit]:
+        secret = self._api_key.get_secret_value()
+        headers = {"Accept": "application/json", "X-Goog-Api-Key": secret}
+        rows: list[tuple[object, object, object]] = []
+        for page in range(MAX_PAGES):
+            if len(rows) >= limit:
+                break
+            num = min(PAGE, limit - len(rows))
+            response = await fetch_checked(
+                self.fetcher, self.name, self.page_url(query, 1 + page * PAGE, num, site),
+                headers=headers, secrets=[secret],
+            )
+            page_rows = google_rows(response_json(self.name, response))
+            rows.extend(page_rows)
+            if len(page_rows) < num:
+                break
+        return make_hits(rows, engine=self.name, limit=limit, site=site)

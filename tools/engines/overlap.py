@@ -1,0 +1,107 @@
+"""Token overlap between a query and a URL or link text (pure functions).
+
+The site and CDX engines have no full-text index: they rank the URLs they list by how many
+of the query's terms appear in the URL's path (split slugs) and, for links, the anchor text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from urllib.parse import unquote, urlsplit
+
+from pagetrail.tools.text import content_terms
+
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_NON_WORD = re.compile(r"[^0-9a-z\u00c0-\uffff]+")
+# Path noise that says nothing about the page's subject.
+_URL_NOISE = frozenset({
+    "www", "html", "htm", "shtml", "php", "asp", "aspx", "jsp", "cgi", "index", "default",
+    "http", "https", "amp", "id", "page",
+})
+MIN_SPLIT_LEN = 8
+
+
+@lru_cache(maxsize=4096)
+def _split_concatenated(token: str) -> tuple[str, ...]:
+    """'solarfarms' → ('solar', 'farms'); kept whole when the split looks like noise."""
+    if len(token) < MIN_SPLIT_LEN or not token.isalpha():
+        return ()
+    import wordninja
+
+    parts = wordninja.split(token)
+    if len(parts) > 1 and all(len(p) >= 3 for p in parts):
+        return tuple(parts)
+    return ()
+
+
+def text_tokens(text: str) -> list[str]:
+    """Lower-case word tokens of free text or URL parts (camelCase and slugs split)."""
+    text = _CAMEL.sub(" ", unquote(text)).lower()
+    tokens: list[str] = []
+    for token in _NON_WORD.split(text):
+        if not token:
+            continue
+        tokens.append(token)
+        tokens.extend(_split_concatenated(token))
+    return tokens
+
+
+def url_tokens(url: str) -> list[str]:
+    """Subject tokens of a URL's path and query (the host is the same for all candidates)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    return [t for t in text_tokens(f"{parts.path} {parts.query}") if t not in _URL_NOISE]
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct content terms of a query (stop words out, `site:` operators dropped)."""
+    words = " ".join(w for w in query.split() if ":" not in w)
+    seen: dict[str, None] = {}
+    for term in content_terms(words) or text_tokens(words):
+        seen.setdefault(term.lower(), None)
+    return list(seen)
+
+
+def _matches(term: str, token: str) -> bool:
+    # Cheap plural/inflection tolerance ("farm" ~ "farms"), no stemmer (papers use none).
+    if term == token:
+        return True
+    short, long_ = sorted((term, token), key=len)
+    return len(short) >= 4 and long_.startswith(short) and len(long_) - len(short) <= 2
+
+
+def overlap(terms: Iterable[str], tokens: Iterable[str]) -> tuple[float, float]:
+    """(recall of the query terms in the tokens, Jaccard of the two sets)."""
+    term_set = set(terms)
+    token_set = set(tokens)
+    if not term_set or not token_set:
+        return 0.0, 0.0
+    matched = sum(1 for term in term_set if any(_matches(term, tok) for tok in token_set))
+    if not matched:
+        return 0.0, 0.0
+    matched_tokens = sum(1 for tok in token_set if any(_matches(t, tok) for t in term_set))
+    union = len(term_set) + len(token_set) - min(matched, matched_tokens)
+    return matched / len(term_set), matched / max(union, 1)
+
+
+def rank_by_overlap(
+    query: str,
+    candidates: Iterable[tuple[str, str]],
+) -> list[tuple[str, str, float]]:
+    """Rank (url, link text) pairs by query-term overlap; zero-overlap ones are dropped.
+
+    Returns (url, text, score) best first; score = recall, ties broken by Jaccard (a URL
+    about just these terms beats a long one that also mentions them), then by shorter URL.
+    """
+    terms = query_terms(query)
+    scored: list[tuple[float, float, str, str]] = []
+    for url, text in candidates:
+        recall, jaccard = overlap(terms, url_tokens(url) + text_tokens(text))
+        if recall > 0:
+            scored.append((recall, jaccard, url, text))
+    scored.sort(key=lambda item: (-item[0], -item[1], len(item[2]), item[2]))
+    return [(url, text, recall) for recall, _jaccard, url, text in scored]

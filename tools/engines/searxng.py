@@ -1,0 +1,71 @@
+"""SearXNG (and anything serving its JSON API, such as the testbed's search).
+
+`GET {base}/search?q=…&format=json&pageno=N` → `{"results": [{"url", "title", "content"}]}`.
+A `site` restriction is sent as the `site:` operator (SearXNG passes it to its backends)
+and enforced on the answer, since not every backend honours it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from pagetrail.tools.engines.base import (
+    HttpGetter,
+    SearchContext,
+    fetch_checked,
+    make_hits,
+    response_json,
+)
+from pagetrail.tools.errors import EngineUnavailable
+from pagetrail.tools.models import Hit
+
+RESULTS_PER_PAGE = 10
+
+
+def searxng_rows(payload: Any) -> list[tuple[object, object, object]]:
+    """(url, title, snippet) rows of one SearXNG JSON page; EngineUnavailable if malformed."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
+        raise EngineUnavailable("searxng: unexpected answer (no results list)")
+    return [
+        (item.get("url"), item.get("title"), item.get("content"))
+        for item in payload["results"]
+        if isinstance(item, dict)
+    ]
+
+
+def with_site(query: str, site: str | None) -> str:
+    return f"{query} site:{site}" if site else query
+
+
+class SearxngEngine:
+    rate_limited = True
+    uses_context = False
+
+    def __init__(self, fetcher: HttpGetter, base_url: str, *, name: str = "searxng",
+                 max_pages: int = 3) -> None:
+        self.fetcher = fetcher
+        self.base_url = base_url.rstrip("/")
+        self.name = name
+        self.max_pages = max_pages
+
+    def page_url(self, query: str, page: int) -> str:
+        params = {"q": query, "format": "json", "pageno": page}
+        return f"{self.base_url}/search?{urlencode(params)}"
+
+    async def search(self, query: str, *, site: str | None = None, limit: int = 10,
+                     context: SearchContext | None = None) -> list[Hit]:
+        rows: list[tuple[object, object, object]] = []
+        hits: list[Hit] = []
+        for page in range(1, self.max_pages + 1):
+            response = await fetch_checked(
+                self.fetcher, self.name, self.page_url(with_site(query, site), page),
+                headers={"Accept": "application/json"},
+            )
+            page_rows = searxng_rows(response_json(self.name, response))
+            rows.extend(page_rows)
+            hits = make_hits(rows, engine=self.name, limit=limit, site=site)
+            # Enough hits, or the last page (a short page means there are no more).
+            if len(hits) >= limit or len(page_rows) < RESULTS_PER_PAGE:
+                break
+        return hits
