@@ -11,6 +11,7 @@ import signal
 import sys
 from pathlib import Path
 
+from pagetrail.cli.subset_cmd import add_subset_parser
 from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
 from pagetrail.tools.testbed.runner import Testbed
 from pagetrail.tools.testbed.world import load_world
@@ -33,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     setup.add_argument("--venv", type=Path, default=None,
                        help="where (default: $PAGETRAIL_PYWB_VENV or the user cache)")
     setup.set_defaults(func=setup_handler)
+
+    add_subset_parser(commands)
 
 
 def setup_handler(args: argparse.Namespace) -> int:

@@ -41,7 +41,13 @@ from pagetrail.tools.models import (
     Scores,
 )
 from pagetrail.tools.queryplan import QueryEvidence, plan_queries
-from pagetrail.tools.rank import CandidateEvidence, Reference, is_moved, rank_candidates
+from pagetrail.tools.rank import (
+    CandidateEvidence,
+    Reference,
+    exact_url_key,
+    is_moved,
+    rank_candidates,
+)
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.signature import extract_signature, signature_background
 from pagetrail.tools.terms import frequency_terms, kld_terms, text_terms, url_terms
@@ -100,9 +106,10 @@ class _Run:
             await result
 
     def add_hit(self, method: str, hit: Hit) -> CandidateEvidence | None:
-        key = normalize_url(hit.url)
-        if key == normalize_url(self.url):
+        # Only the very same URL is excluded: http→https or a www. change can be the move.
+        if exact_url_key(hit.url) == exact_url_key(self.url):
             return None
+        key = normalize_url(hit.url)
         evidence = self.candidates.get(key)
         if evidence is None:
             if len(self.candidates) >= self.budget.max_candidates * 3:
@@ -535,20 +542,21 @@ def _picks(store: Any, url: str) -> tuple[list[str], set[str]]:
 
 
 def _inferred(store: Any, url: str, title: str) -> list[tuple[str, float]]:
-    try:
-        from pagetrail.store.moves import moves_for_site
-        from pagetrail.tools.aliases import infer_aliases
-    except ImportError:
-        return []
-    moves = moves_for_site(store, url)
+    """Candidates from the site's rewrite rules, learnt from its known moves (FABLE)."""
+    from pagetrail.store.moves import moves_for_site
+    from pagetrail.tools.aliases import KnownMove, infer_aliases
+
+    moves = [KnownMove(m.old_url, m.new_url, source=m.source) for m in moves_for_site(store, url)]
     if not moves:
         return []
     try:
-        proposals = infer_aliases(url, moves, title=title)
+        inference = infer_aliases(moves, url, title=title or None)
     except Exception:  # inference is an optimisation: never fail a recovery over it
         log.exception("alias inference failed for %s", url)
         return []
-    return [(p.url, p.confidence) for p in proposals[:3]]
+    # Proposals are verified like every candidate (fetched, ranked); confident rules weigh more.
+    return [(p.url, p.quality if p.confident else p.quality / 2)
+            for p in inference.proposals[:3]]
 
 
 def _backlink_anchors(store: Any, url: str) -> list[str]:

@@ -1,0 +1,85 @@
+"""`pagetrail aliases infer URL` and `pagetrail eval-aliases DATA_DIR`: site-level alias
+inference from known moves, and its evaluation on FABLE's dataset."""
+
+from __future__ import annotations
+
+import argparse
+
+from pagetrail.cli.common import add_json_flag, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    aliases = sub.add_parser("aliases", help="infer where a dead URL moved from its site's moves")
+    verbs = aliases.add_subparsers(dest="aliases_command", metavar="VERB", required=True)
+    infer = verbs.add_parser("infer", help="propose new URLs from the store's known moves")
+    infer.add_argument("url", help="the dead URL")
+    infer.add_argument("--title", default=None, help="its archived title, when known")
+    add_json_flag(infer)
+    infer.set_defaults(func=infer_handler)
+
+    evaluate = sub.add_parser(
+        "eval-aliases", help="evaluate alias inference on FABLE's dataset (leave-one-out)")
+    evaluate.add_argument("data", help="FABLE's dataset/ directory (ground-truth/, real-world/)")
+    evaluate.add_argument("--min-quality", type=float, default=None)
+    evaluate.add_argument("--margin", type=float, default=None)
+    evaluate.add_argument("--min-support", type=int, default=None)
+    evaluate.add_argument("--real-world", action="store_true",
+                          help="also score leave-one-out on FABLE's 4,680 real-world aliases")
+    add_json_flag(evaluate)
+    evaluate.set_defaults(func=eval_handler)
+
+
+def infer_handler(args: argparse.Namespace) -> int:
+    from pagetrail.store import open_store
+    from pagetrail.store.moves import moves_for_site
+    from pagetrail.tools.aliases import KnownMove, infer_aliases
+    from pagetrail.tools.urls import validate_url
+
+    url = validate_url(args.url)
+    records = moves_for_site(open_store(), url)
+    moves = list({(r.old_url, r.new_url): KnownMove(r.old_url, r.new_url, source=r.source)
+                  for r in records}.values())
+    result = infer_aliases(moves, url, title=args.title)
+    if args.json:
+        print_json({"url": url, "moves": len(moves), "reason": result.reason,
+                    "proposals": [p.__dict__ for p in result.proposals]})
+        return 0
+    print(f"{url}: {len(moves)} known move(s) on this site — {result.reason}")
+    for p in result.proposals:
+        flag = "*" if p.confident else " "
+        print(f" {flag} {p.url}  support={p.support}/{p.applicable} q={p.quality:.2f}  {p.rule}")
+    return 0 if result.best else 1
+
+
+def eval_handler(args: argparse.Namespace) -> int:
+    from pagetrail.tools.alias_eval import evaluate_aliases, load_fable_dataset
+    from pagetrail.tools.aliases import Thresholds
+
+    defaults = Thresholds()
+    thresholds = Thresholds(
+        min_support=args.min_support if args.min_support is not None else defaults.min_support,
+        min_quality=args.min_quality if args.min_quality is not None else defaults.min_quality,
+        margin=args.margin if args.margin is not None else defaults.margin,
+    )
+    report = evaluate_aliases(load_fable_dataset(args.data), thresholds,
+                              real_world=args.real_world)
+    if args.json:
+        print_json(report.to_dict())
+        return 0
+    print(format_table(report))
+    return 0
+
+
+def format_table(report) -> str:  # type: ignore[no-untyped-def]
+    header = (f"{'system':<42} {'cases':>5} {'proposed':>8} {'correct':>7} {'wrong':>5} "
+              f"{'precision':>9} {'coverage':>8} {'strict':>6}")
+    lines = [header, "-" * len(header)]
+    for r in report.rows:
+        strict = "" if r.correct_strict is None else str(r.correct_strict)
+        lines.append(f"{r.system:<42} {r.cases:>5} {r.proposed:>8} {r.correct:>7} {r.wrong:>5} "
+                     f"{r.precision:>9.3f} {r.coverage:>8.3f} {strict:>6}")
+    t = report.thresholds
+    lines.append(f"correct = equal after normalize_url (http≡https, www., trailing /); strict = "
+                 f"no scheme/:80/trailing / only. thresholds: quality≥{t.min_quality} "
+                 f"support≥{t.min_support} margin={t.margin}; {report.seconds:.1f} s")
+    return "\n".join(lines)

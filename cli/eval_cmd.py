@@ -1,0 +1,234 @@
+"""`pagetrail eval WORLD` — recover every case of a testbed world and score the answers.
+
+The world is validated before anything starts; the testbed is started for the run (or, with
+`--running`, the settings already in the environment are used, e.g. a `pagetrail testbed`
+left serving); each method runs with its own throw-away cache database, so no method is
+scored on another's cached work. The report follows testbed/FORMAT.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.tools.eval_runner import (
+    EVAL_METHODS,
+    EngineChoice,
+    expand_methods,
+    resolve_engine,
+    run_evaluation,
+)
+from pagetrail.tools.evaluate import CaseResult, build_report
+from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.testbed.world import World, load_world
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "eval", help="recover every case of a testbed world and score the answers",
+        description="Serve WORLD on loopback, recover every case, report success@1/@10, MRR, "
+                    "abstention, alive-misjudged and cost (testbed/FORMAT.md).",
+    )
+    parser.add_argument("world", metavar="WORLD", help="a testbed world directory")
+    parser.add_argument(
+        "--method", default="full",
+        help=f"one evidence source/query method ({', '.join(EVAL_METHODS)}), "
+             "or 'all' for each method alone plus the full pipeline (default: full)")
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="only the first N cases")
+    parser.add_argument("--concurrency", type=int, default=8, metavar="N",
+                        help="cases recovered at once (default 8)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="time limit per case (default: 4 × recovery_seconds)")
+    parser.add_argument("--report", type=Path, default=None, metavar="FILE.md",
+                        help="also write the report as Markdown")
+    parser.add_argument("--running", action="store_true",
+                        help="do not start a testbed: use the one the current settings point at")
+    add_json_flag(parser)
+    parser.set_defaults(func=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    methods = expand_methods(args.method)
+    world = load_world(args.world)  # a malformed world stops here, naming file and line
+    cases = [case.raw for case in world.cases][: args.limit]
+    if not cases:
+        raise UsageError(f"{args.world}: the world has no cases")
+    choice = resolve_engine()
+    if choice.label != "pipeline" and choice.detail:
+        print(f"pagetrail: warning: {choice.detail}", file=sys.stderr)
+
+    results = run_async(_evaluate(world, cases, methods, choice, args))
+    report = build_report(world.name, cases, results, method_order=methods)
+    report_text = render_markdown(report, engine=choice.label)
+    if args.report:
+        args.report.write_text(report_text, encoding="utf-8")
+    if args.json:
+        print_json(report)
+    else:
+        print_terminal(report, engine=choice.label)
+    return 1 if all(r.error for r in results) else 0
+
+
+async def _evaluate(world: World, cases: list[dict[str, Any]], methods: list[str],
+                    choice: EngineChoice, args: argparse.Namespace) -> list[CaseResult]:
+    with tempfile.TemporaryDirectory(prefix="pagetrail-eval-") as scratch, \
+            _progress(len(cases) * len(methods)) as advance:
+        if args.running:
+            return await _run(get_settings(), scratch, cases, methods, choice, args, advance)
+        try:
+            from pagetrail.tools.testbed import Testbed
+        except ImportError as exc:
+            raise UsageError(f"the testbed runner is not installed ({exc}); "
+                             "use --running with a testbed already serving") from exc
+        async with Testbed(world) as testbed:
+            with _environment(testbed.env):
+                return await _run(testbed.settings(), scratch, cases, methods, choice, args,
+                                  advance)
+
+
+async def _run(settings: Settings, scratch: str, cases: list[dict[str, Any]], methods: list[str],
+               choice: EngineChoice, args: argparse.Namespace,
+               advance: Callable[[CaseResult], None]) -> list[CaseResult]:
+    def settings_for(method: str) -> Settings:
+        # A fresh database per method: a method is never scored on another's cached searches
+        # or on moves learnt while another method ran.
+        safe = "".join(ch if ch.isalnum() else "_" for ch in method)
+        return settings.model_copy(
+            update={"database_url": f"sqlite:///{Path(scratch) / (safe + '.db')}"})
+
+    stores: list[Any] = []
+
+    def store_for(method: str) -> Any:
+        from pagetrail.store import Store
+
+        # Not open_store(): these throw-away databases must not stay in its process cache.
+        stores.append(Store(settings_for(method).database_url))
+        return stores[-1]
+
+    timeout = args.timeout or max(60.0, 4 * settings.recovery_seconds)
+    try:
+        return await run_evaluation(cases, methods=methods, settings_for=settings_for,
+                                    store_for=store_for, engine=choice,
+                                    concurrency=args.concurrency, timeout=timeout,
+                                    on_result=advance)
+    finally:
+        for store in stores:
+            store.dispose()
+
+
+@contextlib.contextmanager
+def _environment(env: Mapping[str, str]) -> Iterator[None]:
+    """PAGETRAIL_* pointing at the testbed for the run, so that any part reading the global
+    settings sees the testbed too; the previous environment is restored afterwards."""
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    get_settings.cache_clear()
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        get_settings.cache_clear()
+
+
+@contextlib.contextmanager
+def _progress(total: int) -> Iterator[Callable[[CaseResult], None]]:
+    """A progress bar on stderr when it is a terminal; silent otherwise."""
+    if not sys.stderr.isatty():
+        yield lambda _result: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    errors = 0
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("recovering", total=total)
+
+        def advance(result: CaseResult) -> None:
+            nonlocal errors
+            errors += bool(result.error)
+            note = f" ({errors} failed)" if errors else ""
+            bar.update(task, advance=1, description=f"recovering [{result.method}]{note}")
+
+        yield advance
+
+
+# --- the human report ----------------------------------------------------------------------
+
+SUMMARY_COLUMNS = ("n", "success@1", "success@10", "MRR")
+
+
+def _summary_cells(summary: Mapping[str, Any]) -> list[str]:
+    if not summary.get("n"):
+        return [str(summary.get("n", 0)), "—", "—", "—"]
+    return [str(summary["n"]), f"{summary['success_at_1']:.3f}",
+            f"{summary['success_at_10']:.3f}", f"{summary['mrr']:.3f}"]
+
+
+def report_tables(report: Mapping[str, Any]) -> list[tuple[str, str, list[list[str]]]]:
+    """(title, first column, rows) of the per-method and per-category tables."""
+    methods = [[name, *_summary_cells(s)] for name, s in report["by_method"].items()]
+    categories = [[name, *_summary_cells(s)] for name, s in report["by_category"].items()]
+    return [("Per method", "method", methods), ("Per category", "category", categories)]
+
+
+def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[str]:
+    archived, abstention = report["archived"], report["abstention"]
+    alive, cost = report["alive"], report["cost"]
+    errors = sum(1 for r in report["results"] if r.get("error"))
+    lines = [
+        f"world {report['world']}: {report['cases']} cases, {len(report['results'])} runs, "
+        f"{errors} failed; engine: {engine}",
+        f"archived: copy offered for {archived['offered']} of {archived['n']}",
+        f"abstention: precision {abstention['precision']:.3f} "
+        f"({abstention['confident_wrong']} confidently wrong of {abstention['n']})"
+        if abstention["n"] else "abstention: no none/archived cases",
+        f"alive: {alive['called_dead']} of {alive['n']} called dead",
+        f"cost per case: requests median {cost['requests_median']:g}, p90 {cost['requests_p90']:g}; "
+        f"seconds median {cost['seconds_median']:.2f}, p90 {cost['seconds_p90']:.2f}",
+    ]
+    return lines
+
+
+def render_markdown(report: Mapping[str, Any], engine: str = "pipeline") -> str:
+    out = [f"# Evaluation of world `{report['world']}`", ""]
+    for title, first, rows in report_tables(report):
+        out += [f"## {title}", "", "| " + " | ".join((first, *SUMMARY_COLUMNS)) + " |",
+                "|" + "---|" * (len(SUMMARY_COLUMNS) + 1)]
+        out += ["| " + " | ".join(row) + " |" for row in rows]
+        out.append("")
+    out += ["## Summary", ""] + [f"- {line}" for line in report_lines(report, engine)]
+    return "\n".join(out) + "\n"
+
+
+def print_terminal(report: Mapping[str, Any], engine: str = "pipeline") -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for title, first, rows in report_tables(report):
+        table = Table(title=title, title_justify="left")
+        table.add_column(first)
+        for column in SUMMARY_COLUMNS:
+            table.add_column(column, justify="right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    for line in report_lines(report, engine):
+        console.print(line, highlight=False, markup=False)

@@ -1,0 +1,116 @@
+"""Evaluation on FABLE-shaped data: hand-made datasets in FABLE's JSON shapes (no FABLE data
+is copied here), leave-one-out discipline, FABLE's baseline rescored, the CLI table."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from pagetrail.tools.alias_eval import (
+    DatasetError,
+    SiteLearner,
+    evaluate_aliases,
+    load_fable_dataset,
+    own_move_indices,
+    strict_key,
+)
+from pagetrail.tools.aliases import KnownMove
+
+
+def gt_row(url: str, alias: str, inference: str | None = None,
+           correct: bool = False) -> dict[str, object]:
+    return {"url": url, "redirected_url": alias, "search": None, "hist_redir": None,
+            "inference": inference, "found": bool(inference), "correct": correct}
+
+
+def write_dataset(root: Path, truth: list[dict[str, object]], deleted: list[str],
+                  aliases: list[tuple[str, str]] = (), titles: list[tuple[str, str]] = (),
+                  ) -> Path:
+    (root / "ground-truth").mkdir(parents=True)
+    (root / "real-world").mkdir()
+    with gzip.open(root / "ground-truth/ground_truth_500.json.gz", "wt") as fh:
+        json.dump(truth, fh)
+    (root / "ground-truth/deleted_500.json").write_text(json.dumps(
+        [{"url": u, "search": None, "hist_redir": None, "inference": None} for u in deleted]))
+    (root / "real-world/all_aliases.json").write_text(json.dumps(
+        [{"url": u, "alias": a, "method": ["search"]} for u, a in aliases]))
+    (root / "real-world/infer_alias.json").write_text(json.dumps(
+        [{"netloc_dir": "x", "alias": [], "examples": [],
+          "urlmeta": [[u, [t]] for u, t in titles]}]))
+    return root
+
+
+BLOG = [gt_row(f"https://blog.example/2016/0{i}/post-{w}/", f"https://blog.example/post-{w}/")
+        for i, w in enumerate(["one", "two", "three", "four", "five"], start=1)]
+
+
+def test_leave_one_out_never_learns_from_the_url_itself(tmp_path: Path) -> None:
+    # A site whose only evidence is the URL's own alias (also repeated in the real-world
+    # aliases under another spelling of the same URL): learning from it would be trivially
+    # right; leave-one-out must leave nothing to learn from.
+    lonely = "http://www.lonely.example:80/docs/Intro_Page.html"
+    alias = "https://docs.lonely.example/intro-page/"
+    data = write_dataset(tmp_path, [gt_row(lonely, alias)], [],
+                         aliases=[("http://lonely.example/docs/Intro_Page.html", alias)])
+    dataset = load_fable_dataset(data)
+    learner = SiteLearner([KnownMove(lonely, alias), *dataset.real_world_moves])
+    assert own_move_indices(lonely, learner.moves_for(lonely)) == {0, 1}
+    assert learner.rank(lonely) == []
+    report = evaluate_aliases(dataset)
+    ours = report.rows[0]
+    assert (ours.proposed, ours.correct) == (0, 0)
+
+
+def test_learns_from_the_other_urls_of_the_site(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path, BLOG, ["https://gone.example/a/b"])
+    report = evaluate_aliases(load_fable_dataset(data))
+    ours, ours_deleted = report.rows[0], report.rows[3]
+    assert ours.cases == 5 and ours.correct == ours.proposed == 5
+    assert ours_deleted.proposed == 0
+
+
+def test_fable_baseline_is_rescored_with_both_normalisations(tmp_path: Path) -> None:
+    truth = [
+        gt_row("http://a.example:80/x", "https://www.a.example/y/", "http://a.example/y", True),
+        gt_row("http://a.example:80/p", "https://a.example/q", "https://a.example/q/", True),
+        gt_row("http://a.example:80/m", "https://a.example/n", "https://a.example/zzz", False),
+        gt_row("http://a.example:80/k", "https://a.example/l"),
+    ]
+    report = evaluate_aliases(load_fable_dataset(write_dataset(tmp_path, truth, [])))
+    fable_inf, fable_full = report.rows[1], report.rows[2]
+    assert (fable_inf.proposed, fable_inf.correct, fable_inf.correct_strict) == (3, 2, 1)
+    assert (fable_full.proposed, fable_full.correct, fable_full.wrong) == (3, 2, 1)
+    assert strict_key("http://www.a.example:80/y/") == "www.a.example/y"
+
+
+def test_titles_from_infer_alias_reach_the_cases(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path, BLOG, [], titles=[(BLOG[0]["url"], "Post One")])
+    dataset = load_fable_dataset(data)
+    assert dataset.truth_cases[0].title == "Post One"
+    assert dataset.truth_cases[1].title is None
+
+
+def test_missing_or_malformed_dataset_is_a_named_error(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError):
+        load_fable_dataset(tmp_path / "nowhere")
+    (tmp_path / "ground-truth").mkdir()
+    (tmp_path / "ground-truth/ground_truth_500.json").write_text('{"not": "a list"}')
+    (tmp_path / "ground-truth/deleted_500.json").write_text("[]")
+    with pytest.raises(DatasetError):
+        load_fable_dataset(tmp_path)
+
+
+def test_cli_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pagetrail.cli.main import main
+
+    data = write_dataset(tmp_path, BLOG, [])
+    assert main(["eval-aliases", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "pagetrail INFER (leave-one-out)" in out and "FABLE inference alone" in out
+    assert main(["eval-aliases", str(data), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows[0]["correct"] == 5
+    assert main(["eval-aliases", str(tmp_path / "missing")]) == 2

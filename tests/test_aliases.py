@@ -1,0 +1,221 @@
+"""Alias inference: rules learned from known moves on hand-made sites; store of moves;
+verification of proposals against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+import pytest
+
+from pagetrail.store import Store
+from pagetrail.store.moves import moves_for_site, record_move
+from pagetrail.tools.aliases import (
+    KnownMove,
+    Style,
+    Thresholds,
+    infer_aliases,
+    learn_rules,
+    propose,
+    render,
+    verify_proposals,
+)
+from pagetrail.tools.errors import InvalidURL
+from pagetrail.tools.urls import same_url
+
+
+def moves(*pairs: tuple[str, str] | tuple[str, str, str]) -> list[KnownMove]:
+    return [KnownMove(*p) for p in pairs]
+
+
+def best_url(known: list[KnownMove], dead: str, title: str | None = None) -> str | None:
+    best = infer_aliases(known, dead, title=title).best
+    return best.url if best else None
+
+
+def test_date_folders_dropped() -> None:
+    known = moves(
+        ("https://blog.example/2016/09/first-post/", "https://blog.example/first-post/"),
+        ("https://blog.example/2017/01/second-one/", "https://blog.example/second-one/"),
+        ("https://blog.example/2015/12/third-thing/", "https://blog.example/third-thing/"),
+    )
+    assert same_url(best_url(known, "https://blog.example/2014/03/a-new-post/") or "",
+                    "https://blog.example/a-new-post/")
+
+
+def test_php_id_to_slug_from_the_archived_title() -> None:
+    known = moves(
+        ("http://news.example/article.php?id=12", "https://news.example/story/hello-world",
+         "Hello World | Example News"),
+        ("http://news.example/article.php?id=40", "https://news.example/story/rain-in-spain",
+         "Rain in Spain | Example News"),
+        ("http://news.example/article.php?id=41", "https://news.example/story/big-news-today",
+         "Big News, Today! | Example News"),
+    )
+    got = best_url(known, "http://news.example/article.php?id=77", "Don't Panic | Example News")
+    assert got == "https://news.example/story/dont-panic"
+    # Without a title there is nothing to build the slug from: no confident guess.
+    assert best_url(known, "http://news.example/article.php?id=77") is None
+
+
+def test_host_renamed_and_extension_and_case_changes() -> None:
+    known = moves(
+        ("http://www.old.example/docs/Getting_Started.html",
+         "https://docs.old.example/getting-started/"),
+        ("http://www.old.example/docs/Api_Reference.html",
+         "https://docs.old.example/api-reference/"),
+        ("http://www.old.example/docs/FAQ.html", "https://docs.old.example/faq/"),
+    )
+    assert best_url(known, "http://www.old.example/docs/Release_Notes.html") == \
+        "https://docs.old.example/release-notes/"
+
+
+def test_dates_zero_padded_and_prefix_dropped() -> None:
+    known = moves(
+        ("http://j.example/index.cfm/2012/4/1/Some-Post", "https://j.example/2012/04/01/Some-Post"),
+        ("http://j.example/index.cfm/2011/3/9/Other", "https://j.example/2011/03/09/Other"),
+        ("http://j.example/index.cfm/2010/12/2/More", "https://j.example/2010/12/02/More"),
+    )
+    assert best_url(known, "http://j.example/index.cfm/2009/1/14/Third") == \
+        "https://j.example/2009/01/14/Third"
+
+
+def test_renamed_folder_is_mapped_only_where_it_recurs() -> None:
+    known = moves(
+        ("http://s.example/comic_books/issue/1/a", "https://s.example/comics/issue/1/a"),
+        ("http://s.example/comic_books/issue/2/b", "https://s.example/comics/issue/2/b"),
+        ("http://s.example/comic_books/issue/5/e", "https://s.example/comics/issue/5/e"),
+        ("http://s.example/movies/title/9/z", "https://s.example/films/9-z"),
+    )
+    assert best_url(known, "http://s.example/comic_books/issue/3/c") == \
+        "https://s.example/comics/issue/3/c"
+
+
+def test_contradictory_moves_give_no_confident_proposal() -> None:
+    known = moves(
+        ("http://t.example/city/food/a-place", "https://t.example/city/bars/a-place"),
+        ("http://t.example/city/food/b-place", "https://t.example/city/restaurants/b-place"),
+        ("http://t.example/city/food/c-place", "https://t.example/city/bars/c-place"),
+        ("http://t.example/city/food/d-place", "https://t.example/city/restaurants/d-place"),
+    )
+    result = infer_aliases(known, "http://t.example/city/food/e-place")
+    assert result.best is None
+    assert "disagree" in result.reason or "quality" in result.reason
+    urls = {p.url for p in result.proposals}
+    assert "https://t.example/city/bars/e-place" in urls  # still listed, for verification
+    assert "https://t.example/city/restaurants/e-place" in urls
+
+
+def test_unrelated_new_urls_teach_nothing() -> None:
+    known = moves(
+        ("https://f.example/node/1", "https://f.example/report/attacks-on-record"),
+        ("https://f.example/node/2", "https://f.example/article/weak-states"),
+    )
+    assert infer_aliases(known, "https://f.example/node/3").proposals == []
+
+
+def test_a_different_shape_is_not_vouched_for() -> None:
+    known = moves(
+        ("https://p.example/2016/07/x-post/", "https://p.example/x-post/"),
+        ("https://p.example/2016/08/y-post/", "https://p.example/y-post/"),
+        ("https://p.example/2016/09/w-post/", "https://p.example/w-post/"),
+    )
+    assert best_url(known, "https://p.example/2016/07/z-post/amp/") is None
+
+
+def test_excluded_moves_are_never_used() -> None:
+    known = moves(("http://e.example/a/one.html", "https://e.example/b/one/"))
+    book = learn_rules(known)
+    assert propose(book, "http://e.example/a/two.html",
+                   thresholds=Thresholds(min_quality=0.5, margin=0.0)).best is not None
+    assert propose(book, "http://e.example/a/two.html", exclude={0}).proposals == []
+
+
+def test_render_styles() -> None:
+    assert render("15002-Sullivan-Library-One.html",
+                  Style(ext="strip", strip_lead_number=True, lower=True)) == "sullivan-library-one"
+    assert render("INSERT_DELAYED.html", Style(sep="-", lower=True)) == "insert-delayed.html"
+    assert render("7", Style(zpad=2)) == "07"
+
+
+# --- store --------------------------------------------------------------------------------
+
+def test_record_move_is_idempotent_and_per_site(store: Store) -> None:
+    first = record_move(store, "http://www.a.example/x", "https://a.example/y", source="pick")
+    again = record_move(store, "http://www.a.example/x", "https://a.example/y", source="pick")
+    assert first is not None and again is not None
+    assert len(moves_for_site(store, "a.example")) == 1  # the same evidence, stored once
+    record_move(store, "http://a.example/p", "https://a.example/q", source="live redirect")
+    record_move(store, "http://b.example/p", "https://b.example/q", source="archived redirect")
+    assert record_move(store, "http://a.example/same", "https://a.example/same/",
+                       source="pick") is None
+    site = moves_for_site(store, "https://a.example/anything")
+    assert {(m.old_url, m.source) for m in site} == {
+        ("http://www.a.example/x", "pick"), ("http://a.example/p", "live redirect")}
+    assert [m.old_url for m in moves_for_site(store, "b.example")] == ["http://b.example/p"]
+
+
+def test_record_move_rejects_bad_input(store: Store) -> None:
+    with pytest.raises(InvalidURL):
+        record_move(store, "ftp://a.example/x", "https://a.example/y", source="pick")
+    with pytest.raises(InvalidURL):
+        record_move(store, "http://a.example/x", "https://a.example/y", source="gossip")
+
+
+def test_cli_infers_from_the_store(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    from pagetrail.cli.main import main
+
+    for slug in ("one-post", "two-post", "three-post"):
+        record_move(store, f"https://c.example/2019/05/{slug}/", f"https://c.example/{slug}/",
+                    source="confirmed recovery")
+    assert main(["aliases", "infer", "https://c.example/2020/01/four-post/", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"https://c.example/four-post/"' in out and '"confident": true' in out
+
+
+# --- verification -------------------------------------------------------------------------
+
+class _Site(BaseHTTPRequestHandler):
+    pages: ClassVar[dict[str, str]] = {"/new/alive": "<html><title>Alpine lakes</title><body>alpine lakes hiking "
+                           "trails water</body></html>",
+             "/new/other": "<html><body>stock market prices bonds</body></html>"}
+
+    def do_GET(self) -> None:
+        body = self.pages.get(self.path)
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        data = (body or "not found").encode()
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+async def test_verify_proposals_fetches_and_compares(site: str) -> None:
+    from pagetrail.tools.aliases import Proposal
+    from pagetrail.tools.fetch import Fetcher
+    from pagetrail.tools.settings import Settings
+
+    proposals = [Proposal(f"{site}/new/{name}", "r", 2, 2, 0.67, 0, 0)
+                 for name in ("alive", "gone", "other")]
+    settings = Settings(allow_hosts=["127.0.0.1"], retries=0)  # type: ignore[call-arg]
+    async with Fetcher(settings) as fetcher:
+        checked = await verify_proposals(proposals, fetcher,
+                                         memento_doc="Alpine lakes: hiking trails by the water")
+    assert [v.ok for v in checked] == [True, False, False]
+    assert checked[1].status == 404
+    assert checked[0].similarity is not None and checked[0].similarity > checked[2].similarity  # type: ignore[operator]

@@ -1,0 +1,389 @@
+"""The primitives' facade: one async function per primitive, typed in, pydantic out.
+
+The MCP server and the Slack bot call these instead of wiring fetchers, engines and stores
+themselves. Each function takes `settings` (default: get_settings()) and, where the store
+helps (caches, picks, learned moves), `store`; each opens its own Fetcher, so a call is a
+unit job: a pure function of (input, settings) that reads and writes only through store/.
+
+User-given URLs pass the SSRF guard up front (`ensure_fetchable`), so a private address is a
+clear `RefusedAddress` rather than a verdict buried in a result. Text from archives and
+candidate pages is untrusted: it stays in data fields, clipped (`clip_document`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from pagetrail.tools.document import clip, parse_document
+from pagetrail.tools.errors import (
+    FetchFailed,
+    NoMemento,
+    PagetrailError,
+    UnsupportedContent,
+)
+from pagetrail.tools.fetch import Fetcher
+from pagetrail.tools.models import (
+    Candidate,
+    CheckResult,
+    Document,
+    EngineFailure,
+    Hit,
+    Memento,
+    Recovery,
+    Signature,
+    Tag,
+)
+from pagetrail.tools.netguard import AddressGuard
+from pagetrail.tools.recover import Budget, ProgressFn
+from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.urls import validate_url
+
+if TYPE_CHECKING:
+    from pagetrail.tools.scan_page import PageScan
+
+
+class InvalidArgument(PagetrailError):
+    """A request argument that is not a URL but is still unusable (empty query, no reference).
+
+    Belongs in tools/errors.py; kept here until the lead moves it."""
+
+    code = "invalid_argument"
+
+
+MAX_TEXT_CHARS = 4000  # page text returned to callers (an LLM's context is not free)
+MAX_CANDIDATE_URLS = 20
+RANK_FETCH_CONCURRENCY = 4
+
+# ------------------------------------------------------------------------ result models
+
+
+class TagsResult(BaseModel):
+    url: str
+    tags: list[Tag] = Field(default_factory=list)
+
+
+class SearchResult(BaseModel):
+    query: str
+    site: str | None = None
+    hits: list[Hit] = Field(default_factory=list)  # every engine's hits, each with its rank
+    failures: list[EngineFailure] = Field(default_factory=list)
+    cached: list[str] = Field(default_factory=list)  # engines answered from the cache
+    notes: list[str] = Field(default_factory=list)  # configured engines that were skipped
+
+
+class UnreachableCandidate(BaseModel):
+    url: str
+    error: str
+
+
+class RankResult(BaseModel):
+    reference: str  # "memento of <url>" or "text"
+    has_content: bool  # enough reference text to compare page content
+    candidates: list[Candidate] = Field(default_factory=list)
+    unreachable: list[UnreachableCandidate] = Field(default_factory=list)
+
+
+class PickResult(BaseModel):
+    dead_url: str
+    chosen_url: str
+    rejected: bool = False
+    note: str = ""
+    recorded_at: datetime
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+async def ensure_fetchable(url: str, settings: Settings) -> str:
+    """Validate `url` and refuse private/loopback/metadata targets (RefusedAddress).
+
+    A name that does not resolve is left to the engine: dead hosts are what we recover."""
+    url = validate_url(url)
+    with contextlib.suppress(FetchFailed):
+        await AddressGuard(settings).check_url(url)
+    return url
+
+
+def clip_document(document: Document | None, max_text_chars: int = MAX_TEXT_CHARS,
+                  ) -> Document | None:
+    """A copy fit to hand out: text clipped, outgoing links dropped (they are many)."""
+    if document is None:
+        return None
+    return document.model_copy(update={"text": clip(document.text, max_text_chars),
+                                       "links": []})
+
+
+def clip_memento(memento: Memento | None, max_text_chars: int = MAX_TEXT_CHARS,
+                 ) -> Memento | None:
+    if memento is None:
+        return None
+    return memento.model_copy(update={"document": clip_document(memento.document,
+                                                                max_text_chars)})
+
+
+def _settings(settings: Settings | None) -> Settings:
+    return settings or get_settings()
+
+
+# ------------------------------------------------------------------------ primitives
+
+
+async def recover_link(
+    url: str,
+    *,
+    source_url: str | None = None,
+    anchor: str | None = None,
+    context: str | None = None,
+    link_date: datetime | None = None,
+    max_candidates: int = 5,
+    include_queries: bool = False,
+    fresh: bool = False,
+    settings: Settings | None = None,
+    store: Any | None = None,
+    progress: ProgressFn | None = None,
+) -> Recovery:
+    """The full recovery, trimmed for callers: the top `max_candidates` live candidates plus
+    the archived copy; queries only when asked (they are long)."""
+    settings = _settings(settings)
+    url = await ensure_fetchable(url, settings)
+    if source_url:
+        source_url = await ensure_fetchable(source_url, settings)
+    from pagetrail.tools.recover import recover
+
+    recovery = await recover(
+        url, source_url=source_url, anchor=anchor, context=context,
+        link_date=_aware(link_date), settings=settings, store=store, progress=progress,
+        budget=Budget.from_settings(settings), use_cache=not fresh,
+    )
+    return slim_recovery(recovery, max_candidates, include_queries=include_queries)
+
+
+def slim_recovery(recovery: Recovery, max_candidates: int = 5, *,
+                  include_queries: bool = False) -> Recovery:
+    """The answer without its bulk: top live candidates plus the archived copy, the memento's
+    text clipped, the queries dropped unless asked for."""
+    live = [c for c in recovery.candidates if c.kind != "archived"][:max_candidates]
+    archived = [c for c in recovery.candidates if c.kind == "archived"]
+    return recovery.model_copy(update={
+        "candidates": live + archived,
+        "queries": recovery.queries if include_queries else [],
+        "memento": clip_memento(recovery.memento),
+    })
+
+
+async def check_link(url: str, *, settings: Settings | None = None) -> CheckResult:
+    """Is the link dead? One check (HEAD, GET, a soft-404 probe of a sibling URL)."""
+    settings = _settings(settings)
+    url = await ensure_fetchable(url, settings)
+    from pagetrail.tools.check import check_link as check
+
+    async with Fetcher(settings) as fetcher:
+        return await check(url, fetcher, settings=settings)
+
+
+async def fetch_memento(url: str, *, at: datetime | None = None,
+                        settings: Settings | None = None,
+                        max_text_chars: int = MAX_TEXT_CHARS) -> Memento:
+    """The archived copy of `url` closest before `at` (default: the newest good one).
+    Raises NoMemento when no archive holds a usable copy."""
+    settings = _settings(settings)
+    url = validate_url(url)
+    from pagetrail.tools.memento import fetch_memento as fetch
+
+    async with Fetcher(settings) as fetcher:
+        memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
+    if memento is None:
+        raise NoMemento("no archive holds a usable copy of this URL", url=url)
+    clipped = clip_memento(memento, max_text_chars)
+    assert clipped is not None
+    return clipped
+
+
+def split_memento_url(url: str, settings: Settings) -> tuple[str, datetime] | None:
+    """(original URL, capture time) if `url` is a replay URL of a configured archive."""
+    from pagetrail.tools.memento import ArchiveEndpoint, parse_timestamp
+
+    for prefix in settings.archives:
+        parts = ArchiveEndpoint.of(prefix).split_memento_url(url)
+        if parts is not None:
+            moment = parse_timestamp(parts[0])
+            if moment is not None:
+                return parts[1], moment
+    return None
+
+
+async def live_document(url: str, fetcher: Fetcher) -> Document:
+    """The live page at `url`, parsed; FetchFailed / UnsupportedContent when there is none."""
+    response = await fetcher.get(url)
+    if response.status != 200:
+        raise FetchFailed(f"the live page answered {response.status}", url=url)
+    if not response.is_html and not response.content_type.startswith("text/"):
+        raise UnsupportedContent(f"not an HTML page ({response.content_type})", url=url)
+    return parse_document(response.content, response.final_url,
+                          content_type=response.headers.get("content-type"))
+
+
+async def extract_signature(url: str, *, source: Literal["archive", "live"] = "archive",
+                            at: datetime | None = None, settings: Settings | None = None,
+                            store: Any | None = None) -> Signature:
+    """Lexical signature of the archived copy of `url` (or of a memento URL, or of the live
+    page with source="live")."""
+    from pagetrail.tools.memento import fetch_memento as fetch
+    from pagetrail.tools.signature import extract_signature as signature
+    from pagetrail.tools.signature import signature_background
+
+    settings = _settings(settings)
+    url = validate_url(url)
+    memento_parts = split_memento_url(url, settings)
+    if memento_parts is not None:
+        url, at = memento_parts
+        source = "archive"
+    async with Fetcher(settings) as fetcher:
+        if source == "live":
+            url = await ensure_fetchable(url, settings)
+            document = await live_document(url, fetcher)
+        else:
+            memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
+            if memento is None or memento.document is None:
+                raise NoMemento("no usable archived copy (try source='live')", url=url)
+            document = memento.document
+    background = await asyncio.to_thread(signature_background, document, store)
+    return signature(document, background)
+
+
+async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:
+    """Tags of `url`: the archived copy's keywords and social sources; tags no longer on the
+    live page are marked ghost."""
+    from pagetrail.tools.memento import fetch_memento as fetch
+    from pagetrail.tools.tags import get_tags as tags_of
+
+    settings = _settings(settings)
+    url = validate_url(url)
+    async with Fetcher(settings) as fetcher:
+        try:
+            memento = await fetch(url, fetcher, settings=settings)
+        except PagetrailError:
+            memento = None  # tags are evidence: other sources still answer
+        try:
+            current: Document | None = await live_document(url, fetcher)
+        except PagetrailError:
+            current = None  # a dead page: nothing to call tags ghosts by
+        tags = await tags_of(url, fetcher, memento=memento, current=current, settings=settings)
+    return TagsResult(url=url, tags=tags)
+
+
+async def search_web(query: str, *, engines: Sequence[str] | None = None,
+                     site: str | None = None, limit: int = 10,
+                     settings: Settings | None = None, store: Any | None = None,
+                     ) -> SearchResult:
+    """One query on the configured (or named) engines; cached, paced, each engine failing
+    alone."""
+    from pagetrail.tools.engines.registry import build_engine_set
+    from pagetrail.tools.engines.service import SearchService
+
+    settings = _settings(settings)
+    if not query.strip():
+        raise InvalidArgument("empty query")
+    async with Fetcher(settings) as fetcher:
+        engine_set = build_engine_set(settings, fetcher, store, list(engines) if engines else None)
+        service = SearchService(engine_set.engines, store=store, settings=settings,
+                                secrets=engine_set.secrets)
+        outcome = await service.search(query, site=site or None, limit=limit)
+    hits = [hit if hit.engine else hit.model_copy(update={"engine": name})
+            for name, engine_hits in outcome.hits.items() for hit in engine_hits]
+    return SearchResult(query=outcome.query, site=outcome.site, hits=hits,
+                        failures=outcome.failures, cached=sorted(outcome.cached),
+                        notes=engine_set.notes)
+
+
+async def rank_candidates(candidate_urls: Sequence[str], *, reference_url: str | None = None,
+                          reference_text: str | None = None, reference_title: str = "",
+                          anchor: str = "", settings: Settings | None = None,
+                          ) -> RankResult:
+    """Score candidate pages against what the dead page said: its archived copy
+    (`reference_url`) or a text you supply (`reference_text`). Each candidate is fetched once."""
+    from pagetrail.tools.memento import fetch_memento as fetch
+    from pagetrail.tools.rank import CandidateEvidence, Reference
+    from pagetrail.tools.rank import rank_candidates as rank
+
+    settings = _settings(settings)
+    if not candidate_urls:
+        raise InvalidArgument("no candidate URLs given")
+    if len(candidate_urls) > MAX_CANDIDATE_URLS:
+        raise InvalidArgument(f"at most {MAX_CANDIDATE_URLS} candidate URLs per call")
+    if not reference_url and not (reference_text or "").strip():
+        raise InvalidArgument("give reference_url (its archived copy is the reference) or "
+                         "reference_text")
+    dead_url = validate_url(reference_url) if reference_url else ""
+    urls = [await ensure_fetchable(u, settings) for u in dict.fromkeys(candidate_urls)]
+    async with Fetcher(settings) as fetcher:
+        if reference_text and reference_text.strip():
+            reference = Reference.from_text(reference_text, title=reference_title,
+                                            dead_url=dead_url, anchor=anchor)
+            described = "text"
+        else:
+            memento = await fetch(dead_url, fetcher, settings=settings)
+            if memento is None or memento.document is None:
+                raise NoMemento("no archived copy to compare with; pass reference_text",
+                                url=dead_url)
+            reference = Reference(dead_url=dead_url, memento=memento.document,
+                                  memento_date=memento.datetime, anchor=anchor)
+            described = f"memento of {dead_url} ({memento.datetime:%Y-%m-%d})"
+        limit = asyncio.Semaphore(RANK_FETCH_CONCURRENCY)
+        unreachable: list[UnreachableCandidate] = []
+
+        async def fetch_one(url: str) -> CandidateEvidence | None:
+            async with limit:
+                try:
+                    document = await live_document(url, fetcher)
+                except PagetrailError as exc:
+                    unreachable.append(UnreachableCandidate(url=url, error=f"{exc.code}: {exc}"))
+                    return None
+            return CandidateEvidence(url=url, document=document)
+
+        fetched = await asyncio.gather(*(fetch_one(u) for u in urls))
+    evidence = [e for e in fetched if e is not None]
+    ranked = rank(reference, evidence, keep_junk=True)
+    return RankResult(reference=described, has_content=reference.has_memento,
+                      candidates=ranked, unreachable=unreachable)
+
+
+async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str = "",
+                      via: str = "api", rejected: bool = False, store: Any | None = None,
+                      ) -> PickResult:
+    """Remember that a person chose (or, with rejected=True, turned down) `chosen_url` as the
+    replacement of `dead_url`; later recoveries of that link and site learn from it."""
+    from pagetrail.store import open_store
+    from pagetrail.store.picks import record_pick as record
+
+    dead_url = validate_url(dead_url)
+    chosen_url = validate_url(chosen_url)
+    store = store or open_store()
+    pick = await asyncio.to_thread(record, store, dead_url, chosen_url, by=by, via=via,
+                                   note=note, rejected=rejected)
+    return PickResult(dead_url=pick.dead_url, chosen_url=pick.chosen_url,
+                      rejected=pick.rejected, note=pick.note, recorded_at=pick.created_at)
+
+
+async def scan_page(url: str, *, limit: int = 3, max_links: int = 100,
+                    settings: Settings | None = None, store: Any | None = None,
+                    max_candidates: int = 3, progress: ProgressFn | None = None) -> PageScan:
+    """Check every link on a page; recover the first `limit` dead ones (tools.scan_page)."""
+    from pagetrail.tools.scan_page import scan_page as scan
+
+    settings = _settings(settings)
+    url = await ensure_fetchable(url, settings)
+    return await scan(url, settings=settings, store=store, limit=limit, max_links=max_links,
+                      max_candidates=max_candidates, progress=progress)
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
