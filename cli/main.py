@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "pagetrail.cli.signature_cmd",
     "pagetrail.cli.search_cmd",
     "pagetrail.cli.recover_cmd",
+    "pagetrail.cli.demo_cmd",
     "pagetrail.cli.scan_cmd",
     "pagetrail.cli.testbed_cmd",
     "pagetrail.cli.eval_cmd",
