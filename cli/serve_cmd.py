@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from pagetrail.cli.common import UsageError, run_async
+from pagetrail.cli.serve_slack import register_slack
 from pagetrail.tools.settings import get_settings
 
 DEFAULT_HTTP_PORT = 8765
@@ -19,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("serve", help="run a face of pagetrail: the MCP server, ...")
     faces = parser.add_subparsers(dest="face", metavar="FACE")
     register_mcp(faces)
+    register_slack(faces)
     parser.set_defaults(func=lambda _args: _usage(parser))
 
 

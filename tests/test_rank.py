@@ -393,3 +393,17 @@ def test_rank_drops_junk_or_lists_it_last(memento, candidates):
     assert [c.confidence for c in kept[-2:]] == [0.0, 0.0]
     assert {c.scores.junk for c in kept[-2:]} == {"dead_url", "error_page"}
     assert len(rank_candidates(reference, junk + candidates, limit=2)) == 2
+
+
+def test_same_title_with_different_content_is_not_moved():
+    """With an archived copy to compare, a same-titled page of other content is no move."""
+    scores = Scores(title_similarity=1.0, same_site=True, content_cosine=0.6)
+    assert decide(scores, has_memento=True)[0] == "replacement"
+
+
+def test_quoting_page_with_unrelated_title_is_not_moved():
+    """A tag/listing page quoting the article reaches the cosine but not the title."""
+    scores = Scores(title_similarity=0.2, same_site=True, content_cosine=0.96)
+    assert decide(scores, has_memento=True)[0] == "replacement"
+    scores.title_similarity = 0.7
+    assert decide(scores, has_memento=True)[0] == "moved"

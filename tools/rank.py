@@ -55,6 +55,7 @@ from pagetrail.tools.urls import normalize_url
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 MOVED_COSINE = 0.9  # Martinez-Romo & Araujo §4.2: ≥ 0.9 cosine to the original = same page
 TITLE_IDENTICAL = 0.999
+MOVED_TITLE = 0.5  # with an archived copy: the title may be edited, not replaced
 MIN_CONTENT_TERMS = 20  # an archived copy with less text cannot vouch for content similarity
 SITE_ROOT_PENALTY = 0.3  # a site's home page is rarely what a deep link pointed to
 TITLE_CHARS = 300  # candidate titles are untrusted page text: clipped
@@ -435,16 +436,23 @@ FEATURES: tuple[str, ...] = (
 
 
 def is_moved(scores: Scores, has_memento: bool) -> bool:
-    """Same page at a new URL: ≥ 0.9 cosine to the archived copy, or the same title on the
-    same site (titles outlive content changes, Klein & Nelson §4), or, with no copy to
-    compare, the site's own rewrite rule predicts this URL."""
+    """Same page at a new URL.
+
+    With an archived copy to compare: ≥ 0.9 cosine to it (Martinez-Romo & Araujo's validity
+    threshold) and a title that still says the same thing — a listing or tag page quoting
+    the article can reach the cosine too. Without one (or when the candidate's page could
+    not be read): the same title on the same site
+    (titles outlive content changes, Klein & Nelson §4), or the site's own rewrite rule.
+    """
     if scores.junk:
         return False
-    if has_memento and (scores.content_cosine or 0.0) >= MOVED_COSINE:
+    title = scores.title_similarity
+    if has_memento and scores.content_cosine is not None:
+        return (scores.content_cosine or 0.0) >= MOVED_COSINE and (
+            title is None or title >= MOVED_TITLE)
+    if scores.same_site and (title or 0.0) >= TITLE_IDENTICAL:
         return True
-    if scores.same_site and (scores.title_similarity or 0.0) >= TITLE_IDENTICAL:
-        return True
-    return not has_memento and scores.same_site and scores.rule_support >= 0.5
+    return scores.same_site and scores.rule_support >= 0.5
 
 
 def features(scores: Scores, has_memento: bool, moved: bool | None = None) -> dict[str, float]:

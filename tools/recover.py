@@ -60,6 +60,7 @@ ProgressFn = Callable[[str, int, int | None, str], Any]
 
 SITE_LOCAL = ("site", "cdx")  # engines that look inside the dead site itself
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
+CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
 CACHE_TTL = timedelta(days=1)
 
 
@@ -375,7 +376,14 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
 
 
 def _confirmed(ranked: Sequence[Candidate], reference: Reference) -> bool:
-    return bool(ranked) and is_moved(ranked[0].scores, reference.has_memento)
+    """Stop searching: the top candidate is a verified move with a near-identical title.
+
+    Content alone is not enough to stop: pages quoting the article (tag pages, updates
+    with other text) reach the cosine too, and the next stage may find the real move.
+    """
+    if not ranked or not is_moved(ranked[0].scores, reference.has_memento):
+        return False
+    return (ranked[0].scores.title_similarity or 0.0) >= CONFIRM_TITLE
 
 
 async def _run_queries(run: _Run, service: SearchService,

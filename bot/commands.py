@@ -1,0 +1,187 @@
+"""Parsing of the slash commands (pure): /fixlink and /linkrot text → a typed request.
+
+Slack sends the text after the command as typed; with "escape" enabled in the manifest it
+wraps links as ``<https://x|label>``. Both forms are accepted. Mistakes raise
+`CommandUsageError` (no URL, unknown subcommand…), `InvalidURL` (not an http(s) URL) or
+`RefusedAddress` (a literal private address or a local name), each with a message fit for
+the person who typed it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pagetrail.tools.errors import InvalidURL, PagetrailError, RefusedAddress
+from pagetrail.tools.netguard import (
+    allowed_hosts,
+    classify_address,
+    host_is_allowed,
+    is_local_name,
+    parse_ip_literal,
+)
+from pagetrail.tools.settings import Settings
+from pagetrail.tools.urls import validate_url
+
+MAX_WORDS = 30  # anchor words / query words kept (longer text is pasted prose, not a query)
+MAX_RANK_CANDIDATES = 10
+
+FixlinkAction = Literal[
+    "recover", "check", "memento", "signature", "tags", "search", "rank", "related", "help"
+]
+LinkrotAction = Literal["watch", "unwatch", "list", "digest", "help"]
+SUBCOMMANDS: tuple[str, ...] = (
+    "check", "memento", "signature", "tags", "search", "rank", "related", "help",
+)
+
+
+class CommandUsageError(PagetrailError):
+    """The command text does not say what to do (missing URL, unknown subcommand…)."""
+
+    code = "usage"
+
+
+@dataclass(frozen=True)
+class FixlinkRequest:
+    action: FixlinkAction
+    url: str = ""
+    words: tuple[str, ...] = ()  # anchor words (recover) or the query (search)
+    candidates: tuple[str, ...] = ()  # rank
+    at: datetime | None = None  # memento
+
+    @property
+    def anchor(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True)
+class LinkrotRequest:
+    action: LinkrotAction
+    target: str = ""
+
+
+_SLACK_LINK = re.compile(r"^<([^<>|]+)(?:\|[^<>]*)?>$")
+
+
+def unwrap_token(token: str) -> str:
+    """`<https://x|label>` or `<https://x>` → `https://x`; other text unchanged."""
+    match = _SLACK_LINK.match(token)
+    return match.group(1) if match else token
+
+
+def tokens_of(text: str) -> list[str]:
+    return [unwrap_token(t) for t in (text or "").split()]
+
+
+def refuse_local(url: str, settings: Settings | None = None) -> None:
+    """Refuse a URL whose host is a literal private address or a local name, before any
+    network I/O (names that *resolve* to private addresses are refused by the fetcher)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower().rstrip(".")
+    if settings is not None and host_is_allowed(host, parts.port, allowed_hosts(settings)):
+        return
+    literal = parse_ip_literal(host)
+    label = classify_address(literal) if literal is not None else None
+    if label:
+        raise RefusedAddress(f"{host} is a {label} address: pagetrail only fetches public "
+                             "web pages", url=url)
+    if is_local_name(host):
+        raise RefusedAddress(f"{host} is a local name: pagetrail only fetches public web "
+                             "pages", url=url)
+
+
+def public_url(token: str, settings: Settings | None = None) -> str:
+    url = validate_url(token)
+    refuse_local(url, settings)
+    return url
+
+
+def parse_date(text: str) -> datetime:
+    """YYYY, YYYY-MM, YYYY-MM-DD or a 14-digit archive timestamp, as UTC."""
+    cleaned = text.strip()
+    for fmt in ("%Y%m%d%H%M%S", "%Y-%m-%d", "%Y-%m", "%Y%m%d", "%Y"):
+        try:
+            return datetime.strptime(cleaned, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    try:
+        moment = datetime.fromisoformat(cleaned.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise CommandUsageError(f"not a date: {cleaned!r} (use YYYY-MM-DD)") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _need_url(tokens: list[str], usage: str, settings: Settings | None) -> str:
+    if not tokens:
+        raise CommandUsageError(f"a URL is missing. Usage: {usage}")
+    return public_url(tokens[0], settings)
+
+
+def parse_fixlink(text: str, settings: Settings | None = None) -> FixlinkRequest:
+    tokens = tokens_of(text)
+    if not tokens or tokens[0].lower() == "help":
+        if not tokens:
+            raise CommandUsageError("a URL is missing. Usage: /fixlink URL [anchor words…] "
+                                    "(or /fixlink help)")
+        return FixlinkRequest("help")
+    head = tokens[0].lower()
+    rest = tokens[1:]
+    if head == "search":
+        if not rest:
+            raise CommandUsageError("the query is missing. Usage: /fixlink search QUERY")
+        return FixlinkRequest("search", words=tuple(rest[:MAX_WORDS]))
+    if head == "rank":
+        url = _need_url(rest, "/fixlink rank URL CANDIDATE…", settings)
+        if len(rest) < 2:
+            raise CommandUsageError("no candidates. Usage: /fixlink rank URL CANDIDATE…")
+        if len(rest) - 1 > MAX_RANK_CANDIDATES:
+            raise CommandUsageError(f"at most {MAX_RANK_CANDIDATES} candidates at a time")
+        candidates = tuple(public_url(t, settings) for t in rest[1:])
+        return FixlinkRequest("rank", url=url, candidates=candidates)
+    if head == "memento":
+        url = _need_url(rest, "/fixlink memento URL [YYYY-MM-DD]", settings)
+        at = parse_date(rest[1]) if len(rest) > 1 else None
+        return FixlinkRequest("memento", url=url, at=at)
+    if head in ("check", "signature", "tags", "related"):
+        url = _need_url(rest, f"/fixlink {head} URL", settings)
+        return FixlinkRequest(head, url=url)  # type: ignore[arg-type]
+    if "://" not in head and "." not in head and ":" not in head:
+        raise CommandUsageError(f"unknown subcommand {tokens[0]!r}; try /fixlink help")
+    if ":" not in head:
+        raise InvalidURL(f"{tokens[0]!r} is not a URL: start it with https://", url=tokens[0])
+    url = public_url(tokens[0], settings)
+    return FixlinkRequest("recover", url=url, words=tuple(rest[:MAX_WORDS]))
+
+
+def watch_target(token: str, settings: Settings | None = None) -> str:
+    """A page URL, or a bare site name (`example.org`) as its home page."""
+    text = unwrap_token(token)
+    if "://" not in text:
+        if "/" in text or "." not in text:
+            raise InvalidURL(f"{text!r} is neither a URL nor a site name", url=text[:200])
+        text = f"https://{text.lower().rstrip('.')}/"
+    return public_url(text, settings)
+
+
+def parse_linkrot(text: str, settings: Settings | None = None) -> LinkrotRequest:
+    tokens = tokens_of(text)
+    if not tokens:
+        raise CommandUsageError("Usage: /linkrot watch URL|SITE, /linkrot unwatch URL|SITE, "
+                                "/linkrot list, /linkrot digest now")
+    head = tokens[0].lower()
+    if head in ("watch", "unwatch"):
+        if len(tokens) < 2:
+            raise CommandUsageError(f"what to {head}? Usage: /linkrot {head} URL|SITE")
+        return LinkrotRequest(head, watch_target(tokens[1], settings))  # type: ignore[arg-type]
+    if head == "list":
+        return LinkrotRequest("list")
+    if head == "digest":
+        if len(tokens) < 2 or tokens[1].lower() != "now":
+            raise CommandUsageError("Usage: /linkrot digest now")
+        return LinkrotRequest("digest")
+    if head == "help":
+        return LinkrotRequest("help")
+    raise CommandUsageError(f"unknown subcommand {tokens[0]!r}; try /linkrot help")

@@ -1,0 +1,226 @@
+"""Slash commands and buttons: ack at once, work in the background, post the answer.
+
+Slack wants an acknowledgement within 3 seconds. Every handler acks first (with a short
+"looking…" note, or the usage error), then runs the engine in a background task that waits
+its turn in the per-user and per-channel limiter (a burst is queued, never dropped) and
+posts the Block Kit answer to the command's response_url.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from pagetrail.bot import blocks
+from pagetrail.bot.commands import (
+    CommandUsageError,
+    FixlinkRequest,
+    LinkrotRequest,
+    parse_fixlink,
+    parse_linkrot,
+)
+from pagetrail.bot.engine import BotEngine
+from pagetrail.bot.posting import SlackPoster
+from pagetrail.bot.ratelimit import KeyedLimiter, job_keys
+from pagetrail.bot.watches import add_watch, list_watches, remove_watch
+from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.urls import validate_url
+
+log = logging.getLogger(__name__)
+
+Ack = Callable[..., Awaitable[None]]
+DigestRunner = Callable[[str], Awaitable[None]]
+
+LOOKING = {
+    "recover": "Looking for where {url} went… (the answer will appear here)",
+    "check": "Checking {url}…",
+    "memento": "Looking for an archived copy of {url}…",
+    "signature": "Reading the archived copy of {url}…",
+    "tags": "Collecting tags of {url}…",
+    "search": "Searching…",
+    "rank": "Ranking {n} candidates for {url}…",
+    "related": "Looking for related archived pages of {url}…",
+}
+
+
+def looking_text(request: FixlinkRequest, ahead: int) -> str:
+    text = LOOKING.get(request.action, "Working…").format(url=request.url,
+                                                          n=len(request.candidates))
+    if ahead:
+        text += f" (queued: {ahead} ahead of you)"
+    return text
+
+
+class SlackBot:
+    """The listeners registered on the Bolt app (see app.build_app)."""
+
+    def __init__(self, engine: BotEngine, poster: SlackPoster, limiter: KeyedLimiter,
+                 digest_runner: DigestRunner | None = None) -> None:
+        self.engine = engine
+        self.poster = poster
+        self.limiter = limiter
+        self.digest_runner = digest_runner
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    # ---------------------------------------------------------------- background work
+
+    def spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(job)
+        self.tasks.add(task)  # keep a reference: the loop holds tasks only weakly
+        task.add_done_callback(self.tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait for the background jobs (shutdown, tests)."""
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+    async def _answer(self, response_url: str, keys: list[str],
+                      work: Callable[[], Awaitable[dict[str, Any]]], *,
+                      ephemeral: bool = False) -> None:
+        try:
+            async with self.limiter.slot(keys):
+                payload = await work()
+        except PagetrailError as exc:
+            await self._tell(response_url, blocks.error_blocks(str(exc), exc.code))
+            return
+        except Exception:
+            log.exception("bot job failed")
+            await self._tell(response_url, blocks.error_blocks(
+                "Something went wrong on our side; please try again later."))
+            return
+        try:
+            await self.poster.respond(response_url, payload, ephemeral=ephemeral)
+        except Exception:
+            log.exception("posting the answer failed")
+
+    async def _tell(self, response_url: str, payload: dict[str, Any]) -> None:
+        try:
+            await self.poster.respond(response_url, payload, ephemeral=True)
+        except Exception:
+            log.exception("posting an error failed")
+
+    # ---------------------------------------------------------------- /fixlink
+
+    async def on_fixlink(self, ack: Ack, command: dict[str, Any]) -> None:
+        try:
+            request = parse_fixlink(command.get("text", ""), self.engine.settings)
+        except PagetrailError as exc:
+            await ack(response_type="ephemeral", **blocks.error_blocks(str(exc), exc.code))
+            return
+        if request.action == "help":
+            await ack(response_type="ephemeral", **blocks.help_blocks())
+            return
+        keys = job_keys(command.get("user_id", ""), command.get("channel_id", ""))
+        await ack(response_type="ephemeral",
+                  text=looking_text(request, self.limiter.ahead_of(keys)))
+        self.spawn(self._answer(command["response_url"], keys,
+                                lambda: self.engine.answer(request)))
+
+    # ---------------------------------------------------------------- buttons
+
+    async def on_pick(self, ack: Ack, body: dict[str, Any]) -> None:
+        await self._on_verdict(ack, body, rejected=False)
+
+    async def on_reject(self, ack: Ack, body: dict[str, Any]) -> None:
+        await self._on_verdict(ack, body, rejected=True)
+
+    async def _on_verdict(self, ack: Ack, body: dict[str, Any], *, rejected: bool) -> None:
+        await ack()
+        user, channel = _who_where(body)
+        try:
+            value = _button_value(body)
+            dead_url, chosen_url = validate_url(value["u"]), validate_url(value.get("c", ""))
+            await self.engine.record_pick(dead_url, chosen_url, by=user, where=channel,
+                                          rejected=rejected)
+        except PagetrailError as exc:
+            await self._tell(body["response_url"], blocks.error_blocks(str(exc), exc.code))
+            return
+        await self.poster.respond(body["response_url"],
+                                  blocks.pick_confirmation(user, dead_url, chosen_url, rejected))
+
+    async def on_more(self, ack: Ack, body: dict[str, Any]) -> None:
+        await ack()
+        user, channel = _who_where(body)
+        try:
+            value = _button_value(body)
+            url, offset = validate_url(value["u"]), max(0, int(value.get("o", 0)))
+            anchor = str(value.get("a", ""))
+        except (PagetrailError, ValueError, TypeError) as exc:
+            await self._tell(body["response_url"], blocks.error_blocks(f"bad button: {exc}"))
+            return
+
+        async def more() -> dict[str, Any]:
+            recovery = await self.engine.recover(url, anchor)  # answered from the store
+            return blocks.recovery_blocks(recovery, offset=offset, anchor=anchor)
+
+        self.spawn(self._answer(body["response_url"], job_keys(user, channel), more,
+                                ephemeral=True))
+
+    # ---------------------------------------------------------------- /linkrot
+
+    async def on_linkrot(self, ack: Ack, command: dict[str, Any]) -> None:
+        channel, user = command.get("channel_id", ""), command.get("user_id", "")
+        try:
+            request = parse_linkrot(command.get("text", ""), self.engine.settings)
+            reply = await self._linkrot(request, channel, user)
+        except PagetrailError as exc:
+            await ack(response_type="ephemeral", **blocks.error_blocks(str(exc), exc.code))
+            return
+        await ack(**reply)
+        if request.action == "digest" and self.digest_runner is not None:
+            self.spawn(self._digest_now(channel, command["response_url"]))
+
+    async def _linkrot(self, request: LinkrotRequest, channel: str,
+                       user: str) -> dict[str, Any]:
+        store = self.engine.store
+        if request.action == "watch":
+            added = await asyncio.to_thread(add_watch, store, channel, request.target, by=user)
+            text = (f"This channel now watches {request.target}: a link-rot digest comes "
+                    "weekly." if added else f"This channel already watches {request.target}.")
+            return {"response_type": "in_channel" if added else "ephemeral", "text": text}
+        if request.action == "unwatch":
+            removed = await asyncio.to_thread(remove_watch, store, channel, request.target)
+            text = (f"This channel no longer watches {request.target}." if removed
+                    else f"This channel does not watch {request.target}.")
+            return {"response_type": "in_channel" if removed else "ephemeral", "text": text}
+        if request.action == "list":
+            targets = await asyncio.to_thread(list_watches, store, channel)
+            return {"response_type": "ephemeral", **blocks.watches_blocks(targets)}
+        if request.action == "digest":
+            if self.digest_runner is None:
+                raise CommandUsageError("digests are not enabled in this deployment")
+            return {"response_type": "ephemeral",
+                    "text": "Running the link-rot digest for this channel now…"}
+        return {"response_type": "ephemeral", **blocks.help_blocks()}
+
+    async def _digest_now(self, channel: str, response_url: str) -> None:
+        assert self.digest_runner is not None
+        try:
+            await self.digest_runner(channel)
+        except PagetrailError as exc:
+            await self._tell(response_url, blocks.error_blocks(str(exc), exc.code))
+        except Exception:
+            log.exception("digest now failed")
+            await self._tell(response_url, blocks.error_blocks("The digest failed; it will "
+                                                               "be retried."))
+
+
+def _who_where(body: dict[str, Any]) -> tuple[str, str]:
+    user = (body.get("user") or {}).get("id", "")
+    channel = (body.get("channel") or {}).get("id", "") or \
+        (body.get("container") or {}).get("channel_id", "")
+    return str(user), str(channel)
+
+
+def _button_value(body: dict[str, Any]) -> dict[str, Any]:
+    actions = body.get("actions") or [{}]
+    try:
+        value = json.loads(actions[0].get("value") or "{}")
+    except json.JSONDecodeError as exc:
+        raise CommandUsageError("this button carries no link") from exc
+    if not isinstance(value, dict) or "u" not in value:
+        raise CommandUsageError("this button carries no link")
+    return value

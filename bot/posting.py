@@ -1,0 +1,71 @@
+"""Where answers go: a command's response_url, or a channel via chat.postMessage.
+
+Every payload is validated against Block Kit limits before it leaves. Slack's 429s are
+retried after Retry-After (slack_sdk's rate-limit retry handler), for the Web API and for
+response_url alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+from pagetrail.bot.blocks import validate_message
+from pagetrail.tools.errors import PagetrailError
+
+RATE_LIMIT_RETRIES = 3
+
+
+class SlackPostFailed(PagetrailError):
+    """Slack refused or failed a post (after retries)."""
+
+    code = "slack_post_failed"
+
+
+def retry_handlers() -> list[AsyncRetryHandler]:
+    return [
+        AsyncConnectionErrorRetryHandler(max_retry_count=1),
+        AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+        AsyncServerErrorRetryHandler(max_retry_count=1),
+    ]
+
+
+def web_client(token: str, base_url: str) -> AsyncWebClient:
+    return AsyncWebClient(token=token, base_url=base_url, retry_handlers=retry_handlers())
+
+
+class SlackPoster:
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+
+    async def respond(self, response_url: str, payload: dict[str, Any], *,
+                      ephemeral: bool = False, replace_original: bool = False) -> None:
+        validate_message(payload)
+        hook = AsyncWebhookClient(response_url, retry_handlers=retry_handlers())
+        body = {**payload, "response_type": "ephemeral" if ephemeral else "in_channel",
+                "replace_original": replace_original}
+        response = await hook.send_dict(body)
+        if response.status_code >= 300:
+            raise SlackPostFailed(f"response_url answered {response.status_code}")
+
+    async def post(self, channel: str, payload: dict[str, Any],
+                   thread_ts: str | None = None) -> str:
+        """Post to a channel; returns the message ts. SlackPostFailed on an API error."""
+        validate_message(payload)
+        from slack_sdk.errors import SlackApiError
+
+        try:
+            response = await self.client.chat_postMessage(
+                channel=channel, blocks=payload["blocks"], text=payload["text"],
+                thread_ts=thread_ts, unfurl_links=False, unfurl_media=False)
+        except SlackApiError as exc:
+            raise SlackPostFailed(f"chat.postMessage failed: {exc.response.get('error')}") from exc
+        return str(response["ts"])

@@ -1,0 +1,43 @@
+"""The weekly digest schedule (APScheduler, inside `pagetrail serve slack`).
+
+Monday 09:00 UTC by default; an hourly job retries the channels whose run of the week failed (post_due_digests
+posts nothing twice, so running it often is safe). Without the long-running server, cron
+can call `pagetrail digest run --post` instead.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from pagetrail.bot.digest_post import post_due_digests
+from pagetrail.bot.posting import SlackPoster
+from pagetrail.store.db import Store
+from pagetrail.tools.settings import Settings
+
+log = logging.getLogger(__name__)
+
+WEEKLY = CronTrigger(day_of_week="mon", hour=9, minute=0, timezone="UTC")
+RETRY_EVERY_HOURS = 1
+
+
+def start_digest_scheduler(store: Store, settings: Settings, poster: SlackPoster,
+                           *, weekly: CronTrigger = WEEKLY) -> AsyncIOScheduler:
+    """Start the jobs on the running event loop; the caller shuts the scheduler down."""
+
+    async def job(only_failed: bool = False) -> None:
+        outcomes = await post_due_digests(store, settings, poster, only_failed=only_failed)
+        for outcome in outcomes:
+            if outcome.status != "skipped":
+                log.info("digest %s %s: %s", outcome.channel, outcome.period, outcome.status)
+
+    scheduler = AsyncIOScheduler(timezone="UTC")
+    # max_instances=1 + coalesce: a slow scan never overlaps the next tick.
+    scheduler.add_job(job, weekly, id="digest-weekly", max_instances=1, coalesce=True)
+    scheduler.add_job(job, IntervalTrigger(hours=RETRY_EVERY_HOURS), id="digest-retry",
+                      kwargs={"only_failed": True}, max_instances=1, coalesce=True)
+    scheduler.start()
+    return scheduler

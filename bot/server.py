@@ -1,0 +1,64 @@
+"""Running the app: HTTP (ASGI under uvicorn, Slack's requests at /slack/events) or Socket
+Mode. HTTP binds 127.0.0.1 by default — Bolt's built-in server binds every interface —
+so exposing the bot is a decision (a reverse proxy, or --host)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from slack_bolt.adapter.asgi.async_handler import AsyncSlackRequestHandler
+
+from pagetrail.bot.app import BotApp, build_app, secret
+from pagetrail.store.db import Store
+from pagetrail.tools.errors import ConfigError
+from pagetrail.tools.settings import Settings
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+DEFAULT_PORT = 3000
+
+
+def asgi_app(bot_app: BotApp) -> AsyncSlackRequestHandler:
+    """The ASGI application: POST /slack/events (commands, interactivity, events)."""
+    return AsyncSlackRequestHandler(bot_app.app, path=EVENTS_PATH)
+
+
+async def serve_http(settings: Settings, store: Store, *, host: str = "127.0.0.1",
+                     port: int = DEFAULT_PORT, scheduler: bool = True) -> None:
+    import uvicorn
+
+    bot_app = build_app(settings, store)
+    config = uvicorn.Config(asgi_app(bot_app), host=host, port=port, log_level="info",
+                            lifespan="off")
+    async with _scheduler(settings, store, bot_app, scheduler):
+        await uvicorn.Server(config).serve()
+    await bot_app.bot.drain()
+
+
+async def serve_socket(settings: Settings, store: Store, *, scheduler: bool = True) -> None:
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+    app_token = secret(settings.slack_app_token)
+    if not app_token:
+        raise ConfigError("SLACK_APP_TOKEN (xapp-…) is not set: Socket Mode needs it")
+    bot_app = build_app(settings, store, socket_mode=True)
+    async with _scheduler(settings, store, bot_app, scheduler):
+        await AsyncSocketModeHandler(bot_app.app, app_token).start_async()
+
+
+@contextlib.asynccontextmanager
+async def _scheduler(settings: Settings, store: Store, bot_app: BotApp, enabled: bool):  # type: ignore[no-untyped-def]
+    if not enabled:
+        yield
+        return
+    from pagetrail.bot.scheduler import start_digest_scheduler
+
+    sched = start_digest_scheduler(store, settings, bot_app.poster)
+    try:
+        yield
+    finally:
+        sched.shutdown(wait=False)
+        await asyncio.sleep(0)

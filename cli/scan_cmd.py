@@ -1,0 +1,86 @@
+"""`pagetrail scan URL|SITE`: crawl, check every link once, report what rotted.
+
+A progress bar on a terminal (stderr), nothing in CI or pipes. The report is the digest of
+the scan (tools.digest): Markdown by default, JSON with --json. Running the same scan again
+after an interruption resumes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pagetrail.cli.common import print_json, run_async
+from pagetrail.store import open_store
+from pagetrail.tools.digest import ScanDigest, build_digest, recover_confirmed, to_json, to_markdown
+from pagetrail.tools.scanner import ProgressFn, ScanOptions, scan
+from pagetrail.tools.settings import Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("scan", help="crawl a site or page and check its links for rot")
+    parser.add_argument("target", metavar="URL|SITE", help="a page URL, a site root or a host")
+    parser.add_argument("--depth", type=int, default=2, help="crawl depth (default 2)")
+    parser.add_argument("--max-pages", type=int, default=500, help="pages crawled at most")
+    parser.add_argument("--same-site-only", action="store_true",
+                        help="check only links to the same site")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="requests in flight at once (default: settings.concurrency)")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the digest as JSON")
+    output.add_argument("--markdown", action="store_true", help="print Markdown (default)")
+    parser.add_argument("--recover", action="store_true",
+                        help="run recovery on newly confirmed dead links")
+    parser.add_argument("--recover-limit", type=int, default=10,
+                        help="recoveries at most (default 10)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=handle)
+
+
+def show_progress(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[ProgressFn | None]:
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as bar:
+        task = bar.add_task("checking links", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+async def _scan(args: argparse.Namespace, settings: Settings,
+                progress: ProgressFn | None) -> ScanDigest:
+    store = open_store(settings.database_url)
+    options = ScanOptions(depth=max(0, args.depth), max_pages=max(1, args.max_pages),
+                          same_site_only=args.same_site_only, concurrency=args.concurrency)
+    result = await scan(args.target, store=store, settings=settings, options=options,
+                        progress=progress)
+    digest = build_digest(store, result)
+    if args.recover:
+        await recover_confirmed(digest, store=store, settings=settings,
+                                limit=max(0, args.recover_limit))
+    return digest
+
+
+def handle(args: argparse.Namespace) -> int:
+    settings = Settings()
+    with progress_bar(show_progress(args.quiet)) as progress:
+        digest = run_async(_scan(args, settings, progress))
+    if args.json:
+        print_json(to_json(digest))
+    else:
+        sys.stdout.write(to_markdown(digest))
+    return 0

@@ -1,0 +1,202 @@
+"""The scanner's memory: scans (resumable), the pages each crawled, and each link's state.
+
+- `Scan`: one run over one target with its options; `status` running → done. A run that was
+  killed stays `running` and is resumed by the next run with the same target and options.
+- `ScanPage`: the pages a scan has crawled (done once their links are stored); a resumed
+  scan rebuilds its frontier from these pages' stored links instead of fetching them again.
+- `LinkStatus`: the confirmation state of a URL across scans (tools.linkstate), so that
+  weekly runs build on each other. Keyed by a hash of the URL (URLs can exceed index limits).
+
+The checks themselves are `LinkCheck` rows (store.models) tagged with `scan_id`; a check and
+the state change it causes are written in one transaction (`record_checks`), which is what
+makes a resumed or retried scan idempotent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Index,
+    Integer,
+    String,
+    Text,
+    delete,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from pagetrail.store.db import Store
+from pagetrail.store.linkgraph import Edge
+from pagetrail.store.models import Base, LinkCheck, LinkEdge, utcnow
+
+
+def url_key(url: str) -> str:
+    return hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Scan(Base):
+    __tablename__ = "scans"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    target: Mapped[str] = mapped_column(Text)
+    options_key: Mapped[str] = mapped_column(String(64), index=True)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class ScanPage(Base):
+    __tablename__ = "scan_pages"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    scan_id: Mapped[str] = mapped_column(String(64))
+    url_key: Mapped[str] = mapped_column(String(64))
+    url: Mapped[str] = mapped_column(Text)
+    depth: Mapped[int] = mapped_column(Integer, default=0)
+    done: Mapped[bool] = mapped_column(default=False)
+    __table_args__ = (Index("ix_scan_pages_key", "scan_id", "url_key", unique=True),)
+
+
+class LinkStatus(Base):
+    __tablename__ = "link_states"
+    url_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16), default="new", index=True)
+    counted: Mapped[list[Any]] = mapped_column(JSON, default=list)  # ISO times
+    history: Mapped[str] = mapped_column(String(16), default="")
+    first_failed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_checked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_verdict: Mapped[str] = mapped_column(String(16), default="")
+    confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    changed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_scan_id: Mapped[str] = mapped_column(String(64), default="")
+
+
+def aware(value: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; everything here is UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+# --- scans --------------------------------------------------------------------------------
+
+def open_scan(store: Store, scan_id: str, target: str, options_key: str,
+              options: dict[str, Any], *, at: datetime) -> tuple[str, bool]:
+    """The unfinished scan with these target and options (resumed), or a new one."""
+    with store.session() as s:
+        running = s.scalars(select(Scan).where(
+            Scan.target == target, Scan.options_key == options_key, Scan.status == "running",
+        ).order_by(Scan.started_at.desc()).limit(1)).first()
+        if running is not None:
+            return running.id, True
+        s.add(Scan(id=scan_id, target=target, options_key=options_key, options=options,
+                   started_at=at))
+    return scan_id, False
+
+
+def finish_scan(store: Store, scan_id: str, summary: dict[str, Any], *, at: datetime) -> None:
+    with store.session() as s:
+        s.execute(update(Scan).where(Scan.id == scan_id).values(
+            status="done", finished_at=at, summary=summary))
+
+
+def get_scan(store: Store, scan_id: str) -> Scan | None:
+    with store.session() as s:
+        return s.get(Scan, scan_id)
+
+
+# --- crawl frontier -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FrontierPage:
+    url: str
+    depth: int
+    done: bool
+
+
+def record_pages_done(session: Session, scan_id: str, pages: Iterable[tuple[str, int]]) -> None:
+    """Mark crawled pages done (idempotent: a page already recorded is left alone)."""
+    keys = {url_key(url): (url, depth) for url, depth in pages}
+    if not keys:
+        return
+    known = set(session.scalars(select(ScanPage.url_key).where(
+        ScanPage.scan_id == scan_id, ScanPage.url_key.in_(list(keys)))))
+    session.add_all(ScanPage(scan_id=scan_id, url_key=k, url=u, depth=d, done=True)
+                    for k, (u, d) in keys.items() if k not in known)
+
+
+def done_pages(store: Store, scan_id: str) -> list[FrontierPage]:
+    """Pages this scan has crawled and whose links are stored, in crawl order."""
+    with store.session() as s:
+        rows = s.execute(select(ScanPage.url, ScanPage.depth, ScanPage.done)
+                         .where(ScanPage.scan_id == scan_id, ScanPage.done.is_(True))
+                         .order_by(ScanPage.id)).all()
+    return [FrontierPage(url, depth, done) for url, depth, done in rows]
+
+
+def replace_edges_of_pages(session: Session, pages: Sequence[tuple[str, Sequence[Edge]]]) -> int:
+    """store.linkgraph.replace_page_edges for many pages in one transaction (a crawl records
+    thousands of pages; one transaction each would make the store the bottleneck)."""
+    if not pages:
+        return 0
+    urls = [url for url, _ in pages]
+    for start in range(0, len(urls), 500):
+        session.execute(delete(LinkEdge).where(LinkEdge.page_url.in_(urls[start:start + 500])))
+    rows = [{"page_url": url, "target_url": e.target_url, "anchor": e.anchor[:1000],
+             "context": e.context[:2000], "seen_at": utcnow()}
+            for url, edges in pages for e in edges]
+    if rows:
+        session.execute(insert(LinkEdge), rows)
+    return len(rows)
+
+
+def outlinks(store: Store, page_urls: Sequence[str]) -> dict[str, list[Edge]]:
+    """Links recorded for these pages (what a resumed scan already extracted)."""
+    found: dict[str, list[Edge]] = {}
+    with store.session() as s:
+        for start in range(0, len(page_urls), 500):
+            chunk = list(page_urls[start:start + 500])
+            for row in s.execute(select(LinkEdge.page_url, LinkEdge.target_url, LinkEdge.anchor,
+                                        LinkEdge.context).where(LinkEdge.page_url.in_(chunk))):
+                found.setdefault(row[0], []).append(Edge(*row))
+    return found
+
+
+# --- checks and link states -------------------------------------------------------------------
+
+def checked_in_scan(store: Store, scan_id: str) -> dict[str, str]:
+    """URL → verdict of the checks already recorded by this scan."""
+    with store.session() as s:
+        return dict(s.execute(select(LinkCheck.url, LinkCheck.verdict)
+                              .where(LinkCheck.scan_id == scan_id)).all())
+
+
+def load_states(session: Session, urls: Iterable[str]) -> dict[str, LinkStatus]:
+    keys = {url_key(u): u for u in urls}
+    rows: dict[str, LinkStatus] = {}
+    key_list = list(keys)
+    for start in range(0, len(key_list), 500):
+        for row in session.scalars(select(LinkStatus).where(
+                LinkStatus.url_key.in_(key_list[start:start + 500]))):
+            rows[keys[row.url_key]] = row
+    return rows
+
+
+def states_by_url(store: Store, urls: Iterable[str]) -> dict[str, LinkStatus]:
+    with store.session() as s:
+        return load_states(s, urls)
+
+
+def states_in(store: Store, states: Sequence[str], urls: Iterable[str]) -> list[LinkStatus]:
+    wanted = set(states)
+    return [row for row in states_by_url(store, urls).values() if row.state in wanted]

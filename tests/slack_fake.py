@@ -1,0 +1,254 @@
+"""A loopback stand-in for Slack: the Web API (/api/<method>) and response_url (/response/<id>)
+answered by a real HTTP server on 127.0.0.1 that records everything posted to it; plus the
+signing helper and a thread that serves the bot's ASGI app under uvicorn.
+
+    fake = FakeSlack().start()
+    fake.api_url            # PAGETRAIL_SLACK_API_URL for the app
+    fake.response_url("c1") # a response_url to put in a command
+    fake.fail("chat.postMessage", status=429, retry_after=1)   # the next call answers 429
+    fake.wait_for(lambda: fake.posts("/response/c1"))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+import httpx
+from slack_sdk.signature import SignatureVerifier
+
+BOT_USER = "UBOT"
+
+
+@dataclass
+class Recorded:
+    path: str
+    body: dict[str, Any]
+    at: float
+    status: int
+    failed: bool = False  # answered by an injected failure
+
+
+@dataclass
+class Failure:
+    path_suffix: str
+    status: int
+    retry_after: int | None
+    body: dict[str, Any] | None
+    times: int
+
+
+@dataclass
+class FakeSlack:
+    records: list[Recorded] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ts: int = 0
+    _server: ThreadingHTTPServer | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> FakeSlack:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length).decode("utf-8", "replace")
+                status, headers, payload = fake._answer(self.path, raw,
+                                                        self.headers.get("content-type", ""))
+                data = payload.encode()
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    @property
+    def base(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.base}/api/"
+
+    def response_url(self, name: str) -> str:
+        return f"{self.base}/response/{name}"
+
+    # ------------------------------------------------------------------ behaviour
+
+    def fail(self, path_suffix: str, *, status: int = 429, retry_after: int | None = 1,
+             body: dict[str, Any] | None = None, times: int = 1) -> None:
+        """The next `times` requests whose path ends with `path_suffix` fail this way."""
+        with self._lock:
+            self.failures.append(Failure(path_suffix, status, retry_after, body, times))
+
+    def _answer(self, path: str, raw: str, content_type: str) -> tuple[int, dict[str, str], str]:
+        body = _decode(raw, content_type)
+        with self._lock:
+            failure = next((f for f in self.failures if path.endswith(f.path_suffix)
+                            and f.times > 0), None)
+            if failure is not None:
+                failure.times -= 1
+                self.records.append(Recorded(path, body, time.monotonic(), failure.status, True))
+                headers = {"content-type": "application/json"}
+                if failure.retry_after is not None:
+                    headers["retry-after"] = str(failure.retry_after)
+                answer = failure.body or {"ok": False, "error": "ratelimited"}
+                return failure.status, headers, json.dumps(answer)
+            self.records.append(Recorded(path, body, time.monotonic(), 200))
+            if path.startswith("/response/"):
+                return 200, {"content-type": "text/html"}, "ok"
+            method = path.removeprefix("/api/").split("?")[0]
+            answer: dict[str, Any] = {"ok": True}
+            if method == "auth.test":
+                answer.update(url="https://fake.slack/", team="Fake", user="pagetrail",
+                              team_id="T1", user_id=BOT_USER, bot_id="B1",
+                              is_enterprise_install=False)
+            elif method == "chat.postMessage":
+                self._ts += 1
+                answer.update(channel=body.get("channel"), ts=f"1700000000.{self._ts:06d}",
+                              message={"text": body.get("text", "")})
+            return 200, {"content-type": "application/json"}, json.dumps(answer)
+
+    # ------------------------------------------------------------------ inspection
+
+    def posts(self, path_prefix: str, *, ok_only: bool = True) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self.records if r.path.startswith(path_prefix)
+                    and (not r.failed or not ok_only)]
+
+    def messages(self, channel: str | None = None) -> list[dict[str, Any]]:
+        """Bodies of successful chat.postMessage calls (to `channel`)."""
+        return [r.body for r in self.posts("/api/chat.postMessage")
+                if channel is None or r.body.get("channel") == channel]
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"timed out after {timeout} s; recorded: "
+                             f"{[(r.path, r.status) for r in self.records]}")
+
+
+def _decode(raw: str, content_type: str) -> dict[str, Any]:
+    if "json" in content_type:
+        try:
+            value = json.loads(raw or "{}")
+        except json.JSONDecodeError:
+            return {"_raw": raw}
+        return value if isinstance(value, dict) else {"_raw": value}
+    form = {k: v[0] for k, v in parse_qs(raw).items()}
+    for key in ("blocks", "payload"):
+        if key in form:
+            with contextlib.suppress(json.JSONDecodeError):
+                form[key] = json.loads(form[key])
+    return form
+
+
+# ---------------------------------------------------------------------- signed requests
+
+
+def signed_headers(secret: str, body: str, *, timestamp: int | None = None,
+                   content_type: str = "application/x-www-form-urlencoded") -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    signature = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body)
+    return {"x-slack-request-timestamp": ts, "x-slack-signature": signature,
+            "content-type": content_type}
+
+
+def command_body(command: str, text: str, *, response_url: str, user: str = "U1",
+                 channel: str = "C1") -> str:
+    return urlencode({
+        "token": "legacy", "team_id": "T1", "team_domain": "fake", "channel_id": channel,
+        "channel_name": "general", "user_id": user, "user_name": user.lower(),
+        "command": command, "text": text, "api_app_id": "A1", "response_url": response_url,
+        "trigger_id": "1.2.3",
+    })
+
+
+def action_body(action_id: str, value: str, *, response_url: str, user: str = "U1",
+                channel: str = "C1") -> str:
+    payload = {
+        "type": "block_actions", "team": {"id": "T1", "domain": "fake"},
+        "user": {"id": user, "username": user.lower(), "team_id": "T1"},
+        "api_app_id": "A1", "token": "legacy", "trigger_id": "1.2.3",
+        "container": {"type": "message", "message_ts": "1700000000.000001",
+                      "channel_id": channel, "is_ephemeral": False},
+        "channel": {"id": channel, "name": "general"},
+        "response_url": response_url,
+        "actions": [{"action_id": action_id, "block_id": "b", "type": "button",
+                     "value": value, "action_ts": "1700000001.000001",
+                     "text": {"type": "plain_text", "text": "x"}}],
+    }
+    return urlencode({"payload": json.dumps(payload)})
+
+
+def post_signed(url: str, secret: str, body: str, *, timestamp: int | None = None,
+                signature: str | None = None, timeout: float = 10.0) -> httpx.Response:
+    headers = signed_headers(secret, body, timestamp=timestamp)
+    if signature is not None:
+        headers["x-slack-signature"] = signature
+    return httpx.post(url, content=body.encode(), headers=headers, timeout=timeout)
+
+
+# ---------------------------------------------------------------------- app under uvicorn
+
+
+class ServerThread:
+    """Serve an ASGI app with uvicorn on 127.0.0.1 in a thread of its own (its own loop)."""
+
+    def __init__(self, asgi: Any) -> None:
+        import uvicorn
+
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self.port = self._sock.getsockname()[1]
+        config = uvicorn.Config(asgi, lifespan="off", log_level="warning")
+        self.server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self.server.run,
+                                        kwargs={"sockets": [self._sock]}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/slack/events"
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=10)
+        self._sock.close()

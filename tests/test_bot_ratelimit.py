@@ -1,0 +1,41 @@
+"""Per-user / per-channel limiter: bursts wait their turn, other people are not held up."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pagetrail.bot.ratelimit import KeyedLimiter, Limit, job_keys
+
+
+async def test_burst_is_queued_in_order_and_paced() -> None:
+    limiter = KeyedLimiter({"user": Limit(rate=20.0, burst=1), "channel": Limit(100, 100)})
+    done: list[tuple[int, float]] = []
+    start = time.monotonic()
+
+    async def job(i: int) -> None:
+        await limiter.acquire(job_keys("U1", "C1"))
+        done.append((i, time.monotonic() - start))
+
+    await asyncio.gather(*(job(i) for i in range(5)))
+    assert [i for i, _ in done] == [0, 1, 2, 3, 4]  # nobody dropped, first come first served
+    assert done[-1][1] >= 4 / 20 * 0.9  # paced at the user's rate
+
+
+async def test_other_users_are_not_held_up() -> None:
+    limiter = KeyedLimiter({"user": Limit(rate=1.0, burst=1), "channel": Limit(100, 100)})
+    await limiter.acquire(job_keys("U1", "C1"))
+    slow = asyncio.create_task(limiter.acquire(job_keys("U1", "C1")))  # waits ~1 s
+    await asyncio.sleep(0.05)
+    assert limiter.ahead_of(job_keys("U1", "C1")) == 1
+    started = time.monotonic()
+    await limiter.acquire(job_keys("U2", "C1"))
+    assert time.monotonic() - started < 0.2
+    await slow
+
+
+async def test_channel_limit_applies_across_users() -> None:
+    limiter = KeyedLimiter({"user": Limit(100, 100), "channel": Limit(rate=10.0, burst=2)})
+    started = time.monotonic()
+    await asyncio.gather(*(limiter.acquire(job_keys(f"U{i}", "C1")) for i in range(4)))
+    assert time.monotonic() - started >= 2 / 10 * 0.9

@@ -1,0 +1,79 @@
+"""Digests: built from real scans of a local site, rendered, and run for watched channels."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from sqlalchemy import select
+from test_scanner import T0, Clock, Site, fast_settings, page
+
+from pagetrail.cli.main import main
+from pagetrail.store.models import DigestRun, Watch
+from pagetrail.tools.digest import build_digest, run_digests, to_json, to_markdown
+from pagetrail.tools.scanner import ScanOptions, scan
+
+
+def _site() -> Site:
+    return Site({"/": page("Home", ("/gone.html", "Annual report"), ("/ok.html", "Fine"))
+                 , "/ok.html": page("Fine")})
+
+
+async def test_digest_lists_changes_with_linking_pages(store) -> None:
+    with _site() as site:
+        settings = fast_settings(confirm_failures=2, confirm_days=3)
+        clock = Clock(T0)
+        first = await scan(site.url("/"), store=store, settings=settings,
+                           options=ScanOptions(depth=0), clock=clock)
+        digest = build_digest(store, first)
+        assert [link.url for link in digest.suspect] == [site.url("/gone.html")]
+        assert digest.newly_confirmed == []
+        clock.now = T0 + timedelta(days=4)
+        second = await scan(site.url("/"), store=store, settings=settings,
+                            options=ScanOptions(depth=0), clock=clock)
+        digest = build_digest(store, second)
+    dead = digest.newly_confirmed
+    assert [link.url for link in dead] == [site.url("/gone.html")]
+    assert dead[0].found_on[0].anchor == "Annual report"
+    assert dead[0].status == 404 and dead[0].failures == 2
+    assert digest.counts == {"newly_confirmed": 1, "suspect": 0, "fixed": 0, "flapping": 0,
+                             "still_dead": 0}
+    markdown = to_markdown(digest)
+    assert "Confirmed dead (new)" in markdown and "“Annual report”" in markdown
+    data = json.loads(json.dumps(to_json(digest)))
+    assert data["counts"]["newly_confirmed"] == 1
+    assert data["verdicts"] == {"ok": 2, "dead": 1}
+
+
+async def test_run_digests_scans_each_target_once_per_run(store) -> None:
+    with _site() as site:
+        with store.session() as s:
+            s.add_all([Watch(channel="C1", target=site.url("/")),
+                       Watch(channel="C2", target=site.url("/")),
+                       Watch(channel="C2", target="ftp://not-a-site/")])
+        digests = await run_digests(store, fast_settings(), clock=Clock(T0),
+                                    options=ScanOptions(depth=0), recover=False)
+        assert site.hits["/"] == 1  # two channels watch it: scanned once
+    by_channel = {d.channel: d for d in digests}
+    assert set(by_channel) == {"C1", "C2"}
+    assert by_channel["C1"].scans[0].suspect[0].url == site.url("/gone.html")
+    assert by_channel["C2"].scans[1].error  # a bad watch is reported, not fatal
+    assert by_channel["C1"].period == "2026-W02"
+    with store.session() as s:
+        runs = s.scalars(select(DigestRun).order_by(DigestRun.id)).all()
+        assert [(r.channel, r.status, r.posted) for r in runs] == [
+            ("C1", "ready", False), ("C2", "ready", False)]
+        assert runs[0].summary["scans"][0]["counts"]["suspect"] == 1
+
+
+def test_cli_scan_prints_markdown_and_json(store, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("PAGETRAIL_ALLOW_HOSTS", "127.0.0.1")
+    monkeypatch.setenv("PAGETRAIL_PER_HOST_RPS", "0")
+    with _site() as site:
+        assert main(["scan", site.url("/"), "--depth", "0", "--quiet"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"## Link rot: {site.url('/')}") and "Suspect" in out
+        assert main(["scan", site.url("/"), "--depth", "0", "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+    assert data["urls_checked"] == 3 and data["states"]["suspect"] == 1
+    assert main(["scan", "ftp://x/"]) == 2  # bad input: one line, exit 2

@@ -1,0 +1,281 @@
+"""The link-rot digest: what a scan found, as data (for Slack) and as Markdown or JSON.
+
+`build_digest(store, result)` turns a `ScanResult` into a `ScanDigest`: counts, and the links
+whose state changed — newly confirmed dead, newly suspect, fixed, flapping — each with the
+pages that link to it (anchor text from the link graph). `recover_confirmed` runs the
+recovery pipeline on the newly confirmed dead links within a budget (cached answers and
+people's picks are reused by `recover` through the store). `run_digests` scans every watched
+target once and returns one `ChannelDigest` per channel, recorded as a `DigestRun` that the
+Slack face posts (and marks posted) later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+
+from pagetrail.store.db import Store
+from pagetrail.store.linkgraph import backlinks
+from pagetrail.store.models import DigestRun, Watch
+from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.scanner import (
+    Clock,
+    LinkChange,
+    ScanOptions,
+    ScanResult,
+    scan,
+    utc_now,
+)
+from pagetrail.tools.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+MAX_SOURCES = 3  # linking pages shown per link
+MAX_LISTED = 50  # links listed per section (counts stay exact)
+
+
+class LinkSource(BaseModel):
+    page_url: str
+    anchor: str = ""
+    context: str = ""
+
+
+class DigestRecovery(BaseModel):
+    answer: str
+    url: str | None = None
+    kind: str | None = None
+    confidence: float | None = None
+    cached: bool = False
+
+
+class DigestLink(BaseModel):
+    url: str
+    verdict: str
+    status: int | None = None
+    reason: str = ""
+    state: str
+    previous: str = ""
+    failures: int = 0
+    found_on: list[LinkSource] = Field(default_factory=list)
+    recovery: DigestRecovery | None = None
+
+
+class ScanDigest(BaseModel):
+    target: str
+    scan_id: str
+    started_at: str
+    seconds: float
+    pages_crawled: int
+    links_found: int
+    urls_checked: int
+    requests: int
+    verdicts: dict[str, int] = Field(default_factory=dict)
+    states: dict[str, int] = Field(default_factory=dict)
+    newly_confirmed: list[DigestLink] = Field(default_factory=list)
+    suspect: list[DigestLink] = Field(default_factory=list)
+    fixed: list[DigestLink] = Field(default_factory=list)
+    flapping: list[DigestLink] = Field(default_factory=list)
+    still_dead: int = 0  # confirmed before this scan and still failing
+    error: str = ""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"newly_confirmed": len(self.newly_confirmed), "suspect": len(self.suspect),
+                "fixed": len(self.fixed), "flapping": len(self.flapping),
+                "still_dead": self.still_dead}
+
+
+class ChannelDigest(BaseModel):
+    channel: str
+    period: str
+    scans: list[ScanDigest] = Field(default_factory=list)
+    run_id: int | None = None  # the DigestRun row (the Slack face marks it posted)
+
+
+# --- building -----------------------------------------------------------------------------
+
+def _link(store: Store, change: LinkChange) -> DigestLink:
+    sources = [LinkSource(page_url=e.page_url, anchor=e.anchor, context=e.context[:300])
+               for e in backlinks(store, change.url, limit=MAX_SOURCES)]
+    return DigestLink(url=change.url, verdict=change.verdict, status=change.status,
+                      reason=change.reason, state=change.after, previous=change.before,
+                      failures=change.failures, found_on=sources)
+
+
+def build_digest(store: Store, result: ScanResult) -> ScanDigest:
+    """The digest of one scan (reads the link graph for the linking pages)."""
+    sections: dict[str, list[DigestLink]] = defaultdict(list)
+    for change in result.changes:
+        section = {"confirmed": "newly_confirmed", "suspect": "suspect", "fixed": "fixed",
+                   "flapping": "flapping"}.get(change.after)
+        if section and len(sections[section]) < MAX_LISTED:
+            sections[section].append(_link(store, change))
+    newly = sum(1 for c in result.changes if c.after == "confirmed")
+    return ScanDigest(
+        target=result.target, scan_id=result.scan_id, started_at=result.started_at,
+        seconds=result.seconds, pages_crawled=result.pages_crawled,
+        links_found=result.links_found, urls_checked=result.urls_checked,
+        requests=result.requests, verdicts=result.verdicts, states=result.states,
+        still_dead=max(0, result.states.get("confirmed", 0) - newly), **sections,
+    )
+
+
+async def recover_confirmed(digest: ScanDigest, *, store: Store, settings: Settings,
+                            limit: int = 10, seconds: float = 300.0) -> int:
+    """Run `recover` on the newly confirmed dead links, at most `limit`, within `seconds`.
+
+    Returns how many were attempted. A failing recovery is logged and skipped.
+    """
+    from pagetrail.tools.recover import recover
+
+    deadline = time.monotonic() + seconds
+    attempted = 0
+    for link in digest.newly_confirmed[:limit]:
+        if time.monotonic() >= deadline:
+            break
+        attempted += 1
+        source = link.found_on[0] if link.found_on else None
+        try:
+            answer = await asyncio.wait_for(recover(
+                link.url, source_url=source.page_url if source else None,
+                anchor=source.anchor if source else None,
+                context=source.context if source else None,
+                settings=settings, store=store), timeout=max(1.0, deadline - time.monotonic()))
+        except (PagetrailError, TimeoutError) as exc:
+            log.warning("digest: recovery of %s failed: %s", link.url, exc)
+            continue
+        top = answer.candidates[0] if answer.candidates else None
+        link.recovery = DigestRecovery(
+            answer=answer.answer, url=top.url if top else None, kind=top.kind if top else None,
+            confidence=top.confidence if top else None, cached=answer.cached)
+    return attempted
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+def _md_link(link: DigestLink) -> str:
+    status = f" {link.status}" if link.status is not None else ""
+    line = f"- `{link.url}` — {link.verdict}{status}"
+    if link.failures:
+        line += f", {link.failures} failed check{'s' if link.failures != 1 else ''}"
+    if link.reason:
+        line += f" ({link.reason})"
+    for source in link.found_on:
+        anchor = f" “{source.anchor}”" if source.anchor else ""
+        line += f"\n  - on {source.page_url}{anchor}"
+    if link.recovery is not None:
+        r = link.recovery
+        if r.url:
+            line += f"\n  - suggested: {r.url} ({r.kind}, confidence {r.confidence:.2f})"
+        else:
+            line += f"\n  - no replacement found ({r.answer})"
+    return line
+
+
+def scan_markdown(digest: ScanDigest) -> str:
+    lines = [f"## Link rot: {digest.target}", ""]
+    if digest.error:
+        lines += [f"Scan failed: {digest.error}", ""]
+        return "\n".join(lines)
+    counts = digest.counts
+    lines.append(
+        f"{digest.pages_crawled} pages crawled, {digest.links_found} links, "
+        f"{digest.urls_checked} distinct URLs checked in {digest.seconds:.1f} s. "
+        f"Newly dead: {counts['newly_confirmed']}, suspect: {counts['suspect']}, "
+        f"fixed: {counts['fixed']}, flapping: {counts['flapping']}, "
+        f"still dead: {counts['still_dead']}.")
+    titles = (("newly_confirmed", "Confirmed dead (new)"),
+              ("suspect", "Suspect (failed once, not yet confirmed)"),
+              ("fixed", "Fixed"), ("flapping", "Flapping"))
+    for field_name, title in titles:
+        links: list[DigestLink] = getattr(digest, field_name)
+        if links:
+            lines += ["", f"### {title}", *(_md_link(link) for link in links)]
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(digest: ScanDigest | ChannelDigest) -> str:
+    if isinstance(digest, ScanDigest):
+        return scan_markdown(digest)
+    head = f"# Link-rot digest for {digest.channel} ({digest.period})\n\n"
+    body = "\n".join(scan_markdown(s) for s in digest.scans) or "No watched sites.\n"
+    return head + body
+
+
+def to_json(digest: ScanDigest | ChannelDigest) -> dict[str, Any]:
+    data = digest.model_dump(mode="json")
+    if isinstance(digest, ScanDigest):
+        data["counts"] = digest.counts
+    else:
+        for scan_data, scan_digest in zip(data["scans"], digest.scans, strict=True):
+            scan_data["counts"] = scan_digest.counts
+    return data
+
+
+# --- the weekly run -------------------------------------------------------------------------
+
+def period_of(at: datetime) -> str:
+    year, week, _ = at.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def _watches(store: Store) -> dict[str, list[str]]:
+    with store.session() as s:
+        rows = s.execute(select(Watch.channel, Watch.target).order_by(Watch.id)).all()
+    by_channel: dict[str, list[str]] = defaultdict(list)
+    for channel, target in rows:
+        by_channel[channel].append(target)
+    return dict(by_channel)
+
+
+def _record_run(store: Store, digest: ChannelDigest, at: datetime) -> int:
+    with store.session() as s:
+        run = DigestRun(channel=digest.channel, period=digest.period, started_at=at,
+                        status="ready", summary=to_json(digest))
+        s.add(run)
+        s.flush()
+        return run.id
+
+
+async def run_digests(store: Store, settings: Settings | None = None, *,
+                      clock: Clock | None = None, options: ScanOptions | None = None,
+                      recover: bool = True, recover_limit: int = 10,
+                      recover_seconds: float = 300.0,
+                      channel: str | None = None) -> list[ChannelDigest]:
+    """Scan every watched target (each once, however many channels watch it) and return one
+    digest per channel, each recorded as a DigestRun (status "ready", not yet posted)."""
+    settings = settings or get_settings()
+    clock = clock or utc_now
+    watches = await asyncio.to_thread(_watches, store)
+    if channel is not None:
+        watches = {channel: watches.get(channel, [])}
+    digests_by_target: dict[str, ScanDigest] = {}
+    for target in dict.fromkeys(t for targets in watches.values() for t in targets):
+        try:
+            result = await scan(target, store=store, settings=settings, options=options,
+                                clock=clock)
+        except PagetrailError as exc:
+            digests_by_target[target] = ScanDigest(
+                target=target, scan_id="", started_at=clock().isoformat(), seconds=0.0,
+                pages_crawled=0, links_found=0, urls_checked=0, requests=0, error=str(exc))
+            continue
+        digest = await asyncio.to_thread(build_digest, store, result)
+        if recover:
+            await recover_confirmed(digest, store=store, settings=settings,
+                                    limit=recover_limit, seconds=recover_seconds)
+        digests_by_target[target] = digest
+    period = period_of(clock())
+    out: list[ChannelDigest] = []
+    for name, targets in watches.items():
+        digest = ChannelDigest(channel=name, period=period,
+                               scans=[digests_by_target[t] for t in targets])
+        digest.run_id = await asyncio.to_thread(_record_run, store, digest, clock())
+        out.append(digest)
+    return out

@@ -1,0 +1,573 @@
+"""The link-rot scanner: crawl a site, check every distinct link once, remember over time.
+
+One scan (`scan(target, store=..., settings=...)`):
+1. seeds: the target page; for a site root also its sitemap(s) (robots.txt `Sitemap:` lines
+   and /sitemap.xml);
+2. crawl same-site HTML pages breadth-first up to `depth` and `max_pages`, politely, never
+   where robots.txt disallows; the fetch of a crawled page is also its check;
+3. record each page's links (anchor text and context) in the link graph (store.linkgraph):
+   these edges are the link-neighbourhood evidence of a later recovery;
+4. check every other distinct link once (one GET, soft-404 probe shared per URL shape —
+   tools.hostprobe), with `concurrency` workers; per-host limits come from the fetch layer;
+5. record each check with the confirmation-state change it causes (tools.linkstate), in one
+   transaction per batch, so a scan killed mid-way resumes without redoing recorded work: the
+   next run with the same target and options continues the unfinished scan, skips the pages
+   whose links are stored and the URLs already checked.
+
+The report (`ScanResult`) is rebuilt from the stored checks, so a resumed scan reports the
+whole scan, not just its second half.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+from urllib.robotparser import RobotFileParser
+
+from sqlalchemy import insert, select
+
+from pagetrail.store.db import Store
+from pagetrail.store.linkgraph import Edge
+from pagetrail.store.models import LinkCheck
+from pagetrail.store.scans import LinkStatus as LinkStatusRow
+from pagetrail.store.scans import (
+    aware,
+    checked_in_scan,
+    done_pages,
+    finish_scan,
+    load_states,
+    open_scan,
+    outlinks,
+    record_pages_done,
+    replace_edges_of_pages,
+    url_key,
+)
+from pagetrail.tools import document as _document
+from pagetrail.tools.check import observe_error, observe_response
+from pagetrail.tools.engines.site import is_page_like, parse_sitemap, robots_sitemaps
+from pagetrail.tools.errors import (
+    BodyTooLarge,
+    DecompressionBomb,
+    FetchFailed,
+    InvalidURL,
+    PagetrailError,
+    RefusedAddress,
+    TooManyRedirects,
+    UnsupportedContent,
+)
+from pagetrail.tools.fetch import Fetcher, Response
+from pagetrail.tools.hostprobe import SiblingProber, judge, needs_sibling, scan_check
+from pagetrail.tools.linkstate import LinkState, Policy, advance
+from pagetrail.tools.models import CheckResult, Link
+from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.urls import site_of, validate_url
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+ProgressFn = Callable[[int, int], None]  # (done, total known so far)
+
+FETCH_ERRORS = (FetchFailed, RefusedAddress, TooManyRedirects, BodyTooLarge, DecompressionBomb,
+                UnsupportedContent)
+FLUSH_EVERY = 200  # checks per store transaction
+FLUSH_SECONDS = 1.0  # ... or this often, whichever first: a kill loses at most this much
+MAX_SITEMAP_FILES = 5
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    depth: int = 2
+    max_pages: int = 500
+    same_site_only: bool = False
+    concurrency: int | None = None  # None: settings.concurrency
+
+    def key(self, target: str) -> str:
+        """Identity of a scan for resuming: target and the options that shape the crawl."""
+        payload = json.dumps({"target": target, "depth": self.depth, "max": self.max_pages,
+                              "same": self.same_site_only}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class LinkChange:
+    url: str
+    verdict: str
+    status: int | None
+    reason: str
+    before: str
+    after: str
+    failures: int = 0
+    first_failed_at: str | None = None
+
+
+@dataclass
+class ScanResult:
+    scan_id: str
+    target: str
+    resumed: bool
+    started_at: str
+    finished_at: str
+    seconds: float
+    pages_crawled: int
+    links_found: int  # link occurrences on crawled pages (edges)
+    urls_checked: int  # distinct URLs checked (pages included)
+    requests: int
+    verdicts: dict[str, int]
+    states: dict[str, int]  # state after this scan, per checked URL
+    changes: list[LinkChange] = field(default_factory=list)  # URLs whose state changed
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --- pure helpers ---------------------------------------------------------------------------
+
+def resolve_target(text: str) -> tuple[str, bool]:
+    """(seed URL, whether it is a whole site). A bare host name means its https root."""
+    raw = text.strip()
+    if raw and "://" not in raw:
+        raw = "https://" + raw
+    url = validate_url(raw)
+    parts = urlsplit(url)
+    if not parts.path:
+        url = urlunsplit((parts.scheme, parts.netloc, "/", parts.query, ""))
+    return url, urlsplit(url).path == "/" and not parts.query
+
+
+def extract_links(html: bytes, url: str, content_type: str | None = None) -> list[Link]:
+    """Links of a page with anchor text and context, without the full document parse.
+
+    parse_document also extracts main text (trafilatura, ~50 ms a page); a crawl only needs
+    the links (~1 ms). Uses tools.document's link walk so both agree on anchors and context.
+    """
+    text = _document.decode_html(html, content_type)
+    root = _document._parse_tree(text)
+    if root is None:
+        return []
+    base = _document._base_url(root, url)
+    return _document._links(_document._walk(root), base, _document.CONTEXT_WORDS)
+
+
+def is_same_site(url: str, site: str) -> bool:
+    return site_of(url) == site
+
+
+class RobotsRules:
+    """robots.txt per origin, fetched once per run. Unreadable or missing robots.txt allows
+    everything: a site that cannot serve robots.txt must still be checkable (its links may be
+    dead precisely because the host is gone)."""
+
+    def __init__(self, fetcher: Fetcher, user_agent: str) -> None:
+        self.fetcher = fetcher
+        self.agent = user_agent.split("/", 1)[0]
+        self._rules: dict[str, asyncio.Future[RobotFileParser | None]] = {}
+        self.texts: dict[str, str] = {}
+
+    @staticmethod
+    def origin(url: str) -> str:
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{parts.netloc.lower()}"
+
+    async def _load(self, origin: str) -> RobotFileParser | None:
+        try:
+            response = await self.fetcher.get(origin + "/robots.txt", polite=True,
+                                              max_bytes=512 * 1024)
+        except (*FETCH_ERRORS, InvalidURL):
+            return None
+        if response.status != 200:
+            return None
+        text = response.text()
+        self.texts[origin] = text
+        parser = RobotFileParser()
+        parser.parse(text.splitlines())
+        return parser
+
+    async def allowed(self, url: str) -> bool:
+        origin = self.origin(url)
+        future = self._rules.get(origin)
+        if future is None:
+            future = self._rules[origin] = asyncio.get_running_loop().create_future()
+            try:
+                future.set_result(await self._load(origin))
+            except BaseException:
+                future.set_result(None)  # waiters go on; the URL's own check will tell
+                raise
+        rules = await asyncio.shield(future)
+        return rules is None or rules.can_fetch(self.agent, url)
+
+
+def blocked_by_robots(url: str) -> CheckResult:
+    return CheckResult(url=url, verdict="blocked", reason="robots.txt disallows it",
+                       evidence={"robots": True})
+
+
+# --- recording ----------------------------------------------------------------------------
+
+@dataclass
+class _PageDone:
+    url: str
+    depth: int
+    edges: list[Edge]
+
+
+class Recorder:
+    """Batches checks and crawled pages into store transactions (off the event loop).
+
+    A check and the state change it causes are written together; a page is marked done only
+    after its edges are stored. Killing the process loses at most the unflushed batch.
+    """
+
+    def __init__(self, store: Store, scan_id: str, policy: Policy, clock: Clock) -> None:
+        self.store = store
+        self.scan_id = scan_id
+        self.policy = policy
+        self.clock = clock
+        self._checks: list[CheckResult] = []
+        self._pages: list[_PageDone] = []
+        self._lock = asyncio.Lock()
+        self._last_flush = time.monotonic()
+
+    async def check(self, result: CheckResult) -> None:
+        result.checked_at = self.clock()
+        self._checks.append(result)
+        await self._maybe_flush()
+
+    async def page(self, url: str, depth: int, edges: list[Edge], result: CheckResult) -> None:
+        """A crawled page: its links and its own check, recorded in the same batch."""
+        result.checked_at = self.clock()
+        self._pages.append(_PageDone(url, depth, edges))
+        self._checks.append(result)
+        await self._maybe_flush()
+
+    async def _maybe_flush(self) -> None:
+        if self._lock.locked():
+            return  # a write is under way: keep collecting, never make workers queue up
+        if (len(self._checks) + len(self._pages) >= FLUSH_EVERY
+                or time.monotonic() - self._last_flush >= FLUSH_SECONDS):
+            await self.flush()
+
+    async def flush(self) -> None:
+        async with self._lock:
+            checks, pages = self._checks, self._pages
+            self._checks, self._pages = [], []
+            self._last_flush = time.monotonic()
+            if checks or pages:
+                await asyncio.to_thread(self._write, checks, pages)
+
+    def _write(self, checks: list[CheckResult], pages: list[_PageDone]) -> None:
+        # Edges first, in their own transaction: a page is marked done (below) only once its
+        # links are stored; a kill in between makes the resumed scan crawl it again.
+        with self.store.session() as session:
+            replace_edges_of_pages(session, [(p.url, p.edges) for p in pages])
+        check_rows: list[dict[str, Any]] = []
+        with self.store.session() as session:
+            record_pages_done(session, self.scan_id, [(p.url, p.depth) for p in pages])
+            rows = load_states(session, [c.url for c in checks])
+            for result in checks:
+                row = rows.get(result.url)
+                if row is not None and row.last_scan_id == self.scan_id:
+                    continue  # already recorded by this scan (a retried batch)
+                before = _state_of(row)
+                at = result.checked_at or self.clock()
+                after = advance(before, result.verdict, at, self.policy)
+                if row is None:
+                    row = rows[result.url] = LinkStatusRow(url_key=url_key(result.url),
+                                                           url=result.url)
+                    session.add(row)
+                _store_state(row, after, self.scan_id)
+                evidence = dict(result.evidence)
+                evidence["reason"] = result.reason
+                evidence["state"] = {"before": before.state, "after": after.state,
+                                     "failures": after.failures}
+                check_rows.append({"url": result.url, "checked_at": at,
+                                   "verdict": result.verdict, "status": result.status,
+                                   "final_url": result.final_url,
+                                   "evidence": _jsonable(evidence), "scan_id": self.scan_id})
+            if check_rows:
+                session.execute(insert(LinkCheck), check_rows)
+
+
+def _jsonable(value: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _state_of(row: LinkStatusRow | None) -> LinkState:
+    if row is None:
+        return LinkState()
+    return LinkState(
+        state=row.state,  # type: ignore[arg-type]
+        counted=tuple(aware(datetime.fromisoformat(t)) for t in row.counted or ()),  # type: ignore[misc]
+        history=row.history or "",
+        first_failed_at=aware(row.first_failed_at),
+        last_checked_at=aware(row.last_checked_at),
+        last_verdict=row.last_verdict or "",
+        confirmed_at=aware(row.confirmed_at),
+        changed_at=aware(row.changed_at),
+    )
+
+
+def _store_state(row: LinkStatusRow, state: LinkState, scan_id: str) -> None:
+    row.state = state.state
+    row.counted = [t.isoformat() for t in state.counted]
+    row.history = state.history
+    row.first_failed_at = state.first_failed_at
+    row.last_checked_at = state.last_checked_at
+    row.last_verdict = state.last_verdict
+    row.confirmed_at = state.confirmed_at
+    row.changed_at = state.changed_at
+    row.last_scan_id = scan_id
+
+
+# --- the crawl ------------------------------------------------------------------------------
+
+class Scanner:
+    """One scan of one target. Use `await Scanner(...).run()`."""
+
+    def __init__(self, target: str, *, store: Store, settings: Settings,
+                 options: ScanOptions, clock: Clock, progress: ProgressFn | None = None,
+                 scan_id: str | None = None) -> None:
+        self.seed, self.site_mode = resolve_target(target)
+        self.site = site_of(self.seed)
+        self.store = store
+        self.options = options
+        self.settings = settings
+        if options.concurrency:
+            self.settings = settings.model_copy(update={"concurrency": options.concurrency})
+        self.clock = clock
+        self.progress = progress
+        self.scan_id = scan_id or uuid.uuid4().hex
+        self.resumed = False
+        self._scheduled: set[str] = set()  # URLs queued for a check (pages included)
+        self._pages = 0  # pages queued for crawling
+        self._queue: asyncio.Queue[tuple[str, str, int]] = asyncio.Queue()
+        self._already: dict[str, str] = {}  # URL → verdict recorded earlier by this scan
+        self._done = 0
+        self._total = 0
+
+    # -- scheduling --
+    def _schedule_page(self, url: str, depth: int) -> None:
+        if url in self._scheduled:
+            return
+        self._scheduled.add(url)
+        self._pages += 1
+        self._total += 1
+        self._queue.put_nowait(("page", url, depth))
+
+    def _schedule_check(self, url: str) -> None:
+        if url in self._scheduled:
+            return
+        self._scheduled.add(url)
+        if url in self._already:
+            return  # recorded before the interruption
+        self._total += 1
+        self._queue.put_nowait(("link", url, 0))
+
+    def _expand(self, depth: int, links: list[Edge]) -> None:
+        """Queue what a crawled page links to: same-site pages to crawl, the rest to check."""
+        for edge in links:
+            url = edge.target_url
+            same = is_same_site(url, self.site)
+            if (same and depth + 1 <= self.options.depth and is_page_like(url)
+                    and self._pages < self.options.max_pages and url not in self._already):
+                self._schedule_page(url, depth + 1)
+            elif same or not self.options.same_site_only:
+                self._schedule_check(url)
+
+    # -- workers --
+    async def _crawl_page(self, url: str, depth: int) -> None:
+        if not await self.robots.allowed(url):
+            await self.recorder.check(blocked_by_robots(url))
+            return
+        try:
+            response = await self.fetcher.get(url, polite=True)
+        except FETCH_ERRORS as exc:
+            await self.recorder.check(judge(url, observe_error(url, "GET", exc), None))
+            return
+        page = observe_response(response, "GET")
+        sibling = await self.prober.sibling_for(url) if needs_sibling(url, page) else None
+        result = judge(url, page, sibling)
+        edges: list[Edge] = []
+        # A redirect onto a page crawled in its own right: its links are recorded there.
+        landed_elsewhere = response.final_url != url and response.final_url in self._scheduled
+        if result.verdict in ("ok", "redirected") and response.content_type in HTML_TYPES \
+                and is_same_site(response.final_url, self.site) and not landed_elsewhere:
+            edges = [Edge(url, link.url, link.anchor, link.context)
+                     for link in self._links(response)]
+            # A redirect lands on a page that may be linked too: do not crawl it twice.
+            self._scheduled.add(response.final_url)
+        await self.recorder.page(url, depth, edges, result)
+        self._expand(depth, edges)
+
+    @staticmethod
+    def _links(response: Response) -> list[Link]:
+        return extract_links(response.content, response.final_url,
+                             response.headers.get("content-type"))
+
+    async def _check_link(self, url: str) -> None:
+        try:
+            if not await self.robots.allowed(url):
+                result = blocked_by_robots(url)
+            else:
+                result = await scan_check(url, self.fetcher, self.prober, polite=True)
+        except InvalidURL as exc:
+            result = CheckResult(url=url, verdict="refused", reason=str(exc))
+        await self.recorder.check(result)
+
+    async def _worker(self) -> None:
+        while True:
+            kind, url, depth = await self._queue.get()
+            try:
+                if kind == "page":
+                    await self._crawl_page(url, depth)
+                else:
+                    await self._check_link(url)
+            except PagetrailError as exc:  # a named failure of one URL never stops the scan
+                log.warning("scan: %s failed: %s", url, exc)
+            finally:
+                self._done += 1
+                if self.progress is not None:
+                    self.progress(self._done, self._total)
+                self._queue.task_done()
+
+    # -- seeds --
+    async def _sitemap_seeds(self) -> list[str]:
+        origin = RobotsRules.origin(self.seed)
+        await self.robots.allowed(self.seed)  # loads robots.txt (its Sitemap: lines)
+        queue = robots_sitemaps(self.robots.texts.get(origin, ""), origin) \
+            or [origin + "/sitemap.xml"]
+        pages: list[str] = []
+        fetched = 0
+        while queue and fetched < MAX_SITEMAP_FILES and len(pages) < self.options.max_pages:
+            sitemap = queue.pop(0)
+            fetched += 1
+            try:
+                response = await self.fetcher.get(sitemap, polite=True)
+            except (*FETCH_ERRORS, InvalidURL):
+                continue
+            if response.status != 200:
+                continue
+            entries = parse_sitemap(response.content)
+            queue.extend(entries.sitemaps)
+            pages.extend(url for url, _ in entries.pages if is_same_site(url, self.site))
+        return pages
+
+    async def _seed(self) -> None:
+        if self.resumed:
+            self._already = await asyncio.to_thread(checked_in_scan, self.store, self.scan_id)
+            done = await asyncio.to_thread(done_pages, self.store, self.scan_id)
+            links = await asyncio.to_thread(outlinks, self.store, [p.url for p in done])
+            for page in done:
+                self._scheduled.add(page.url)
+                self._pages += 1
+            for page in done:
+                self._expand(page.depth, links.get(page.url, []))
+        self._schedule_seed(self.seed, 0)
+        if self.site_mode:
+            for url in await self._sitemap_seeds():
+                if self._pages >= self.options.max_pages:
+                    break
+                self._schedule_seed(url, 0)
+
+    def _schedule_seed(self, url: str, depth: int) -> None:
+        if url in self._already:
+            self._scheduled.add(url)
+            return
+        self._schedule_page(url, depth)
+
+    # -- the run --
+    async def run(self) -> ScanResult:
+        started = time.monotonic()
+        started_at = self.clock()
+        key = self.options.key(self.seed)
+        self.scan_id, self.resumed = await asyncio.to_thread(
+            open_scan, self.store, self.scan_id, self.seed, key,
+            {**asdict(self.options), "site_mode": self.site_mode}, at=started_at)
+        self.recorder = Recorder(self.store, self.scan_id, Policy.from_settings(self.settings),
+                                 self.clock)
+        async with Fetcher(self.settings) as fetcher:
+            self.fetcher = fetcher
+            self.robots = RobotsRules(fetcher, self.settings.user_agent)
+            self.prober = SiblingProber(fetcher, polite=True)
+            await self._seed()
+            workers = [asyncio.create_task(self._worker())
+                       for _ in range(max(1, self.settings.concurrency))]
+            try:
+                await self._queue.join()
+            finally:
+                for worker in workers:
+                    worker.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                await self.recorder.flush()
+            requests = fetcher.requests
+        result = await asyncio.to_thread(
+            summarize, self.store, self.scan_id, target=self.seed, resumed=self.resumed,
+            started_at=started_at, finished_at=self.clock(),
+            seconds=time.monotonic() - started, requests=requests)
+        summary = result.to_dict()
+        summary.pop("changes")
+        await asyncio.to_thread(finish_scan, self.store, self.scan_id, summary,
+                                at=self.clock())
+        return result
+
+
+def summarize(store: Store, scan_id: str, *, target: str, resumed: bool, started_at: datetime,
+              finished_at: datetime, seconds: float, requests: int) -> ScanResult:
+    """The scan's report, from what the store holds for it (complete after a resume)."""
+    from pagetrail.store.models import LinkEdge
+    from pagetrail.store.scans import ScanPage
+
+    verdicts: Counter[str] = Counter()
+    states: Counter[str] = Counter()
+    changes: list[LinkChange] = []
+    with store.session() as s:
+        rows = s.execute(select(LinkCheck.url, LinkCheck.verdict, LinkCheck.status,
+                                LinkCheck.evidence).where(LinkCheck.scan_id == scan_id)).all()
+        pages = s.scalars(select(ScanPage.url).where(ScanPage.scan_id == scan_id)).all()
+        edges = 0
+        for start in range(0, len(pages), 500):
+            chunk = list(pages[start:start + 500])
+            edges += len(s.scalars(select(LinkEdge.id)
+                                   .where(LinkEdge.page_url.in_(chunk))).all())
+    for url, verdict, status, evidence in rows:
+        verdicts[verdict] += 1
+        state = (evidence or {}).get("state") or {}
+        after = str(state.get("after", "new"))
+        before = str(state.get("before", "new"))
+        states[after] += 1
+        if after != before:
+            changes.append(LinkChange(url=url, verdict=verdict, status=status,
+                                      reason=str((evidence or {}).get("reason", "")),
+                                      before=before, after=after,
+                                      failures=int(state.get("failures", 0))))
+    changes.sort(key=lambda c: (c.after, c.url))
+    return ScanResult(scan_id=scan_id, target=target, resumed=resumed,
+                      started_at=started_at.isoformat(), finished_at=finished_at.isoformat(),
+                      seconds=round(seconds, 3), pages_crawled=len(pages), links_found=edges,
+                      urls_checked=len(rows), requests=requests, verdicts=dict(verdicts),
+                      states=dict(states), changes=changes)
+
+
+async def scan(target: str, *, store: Store, settings: Settings | None = None,
+               options: ScanOptions | None = None, clock: Clock | None = None,
+               progress: ProgressFn | None = None) -> ScanResult:
+    """Scan `target` (a page URL, a site root, or a bare host name). Raises InvalidURL."""
+    scanner = Scanner(target, store=store, settings=settings or get_settings(),
+                      options=options or ScanOptions(), clock=clock or utc_now,
+                      progress=progress)
+    return await scanner.run()
+
