@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.WARNING - 10 * min(args.verbose, 2),
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # trafilatura reports every page it cannot extract at WARNING: noise for our users.
+    logging.getLogger("trafilatura").setLevel(logging.ERROR)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

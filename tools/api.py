@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from pagetrail.tools.document import clip, parse_document
 from pagetrail.tools.errors import (
     FetchFailed,
+    ModelMissing,
     NoMemento,
     PagetrailError,
     UnsupportedContent,
@@ -56,6 +57,9 @@ class InvalidArgument(PagetrailError):
     code = "invalid_argument"
 
 
+NO_CLASSIFIER = ("no classifier trained: run `pagetrail classify train --data PATH` "
+                 "(a url<TAB>category file) where pagetrail runs")
+MAX_RELATED = 20
 MAX_TEXT_CHARS = 4000  # page text returned to callers (an LLM's context is not free)
 MAX_CANDIDATE_URLS = 20
 RANK_FETCH_CONCURRENCY = 4
@@ -87,6 +91,33 @@ class RankResult(BaseModel):
     has_content: bool  # enough reference text to compare page content
     candidates: list[Candidate] = Field(default_factory=list)
     unreachable: list[UnreachableCandidate] = Field(default_factory=list)
+
+
+class RelatedArchived(BaseModel):
+    """One archived page on the same topic as the lost URL — related, never a replacement."""
+
+    kind: Literal["related"] = "related"
+    url: str  # the related site's home page (from the user's training data)
+    memento_url: str  # its capture closest to the requested date
+    datetime: datetime
+    captures: int  # good captures of it in the archives
+    score: float  # Equation 1 of seed 004, 0–1
+    components: dict[str, float | None]  # temporal, popularity, uri_similarity, archival_quality
+
+
+class RelatedResult(BaseModel):
+    url: str
+    at: datetime | None = None
+    note: str  # says these are related pages, not replacements: show it with them
+    category: str  # the lost URL's first-level topic
+    category_source: str  # "classifier" or "ontology" (its host is in the training data)
+    confidence: float
+    items: list[RelatedArchived] = Field(default_factory=list)
+    candidates_in_category: int = 0  # hosts of that topic in the training data
+    looked_up: int = 0  # of which were looked up in the archives (cost bound)
+    archived: int = 0  # of which the archives hold a good capture
+    weights: dict[str, float] = Field(default_factory=dict)
+    failures: list[str] = Field(default_factory=list)  # lookups that failed (url: code)
 
 
 class PickResult(BaseModel):
@@ -381,6 +412,40 @@ async def scan_page(url: str, *, limit: int = 3, max_links: int = 100,
     url = await ensure_fetchable(url, settings)
     return await scan(url, settings=settings, store=store, limit=limit, max_links=max_links,
                       max_candidates=max_candidates, progress=progress)
+
+
+async def recommend_archived(url: str, *, at: datetime | None = None, limit: int = 10,
+                             settings: Settings | None = None, store: Any | None = None,
+                             ) -> RelatedResult:
+    """Archived pages on the same topic as `url` (seed 004), best first, for a link that is
+    neither live nor archived. They are *related* pages, never replacements.
+
+    Raises InvalidURL, and ModelMissing (message: how to train one) when no classifier was
+    trained. `url` itself is only classified, never fetched: the requests go to the
+    configured archives. `store` is accepted like the other primitives' (nothing is cached).
+    """
+    from pagetrail.tools.related import recommend_archived as recommend
+
+    del store  # same signature as the other primitives; related pages are not cached
+    settings = _settings(settings)
+    url = validate_url(url)
+    try:
+        result = await recommend(url, _aware(at), max(1, min(MAX_RELATED, limit)),
+                                 settings=settings)
+    except ModelMissing as exc:
+        # The original message names a server path; callers only need to know what to do.
+        raise ModelMissing(NO_CLASSIFIER, url=url) from exc
+    return RelatedResult(
+        url=result.url, at=result.at, note=result.note, category=result.category,
+        category_source=result.category_source, confidence=round(result.confidence, 4),
+        items=[RelatedArchived(url=p.url, memento_url=p.memento_url, datetime=p.datetime,
+                               captures=p.captures, score=round(p.score, 4),
+                               components={k: None if v is None else round(v, 4)
+                                           for k, v in p.components.items()})
+               for p in result.items],
+        candidates_in_category=result.candidates_in_category, looked_up=result.looked_up,
+        archived=result.archived, weights=result.weights, failures=result.failures,
+    )
 
 
 def _aware(moment: datetime | None) -> datetime | None:

@@ -142,6 +142,7 @@ class Scores(BaseModel):
     rrf: float = 0.0
     pick: float = 0.0
     rule_support: float = 0.0
+    redirect: float = 0.0  # 1 when an archived redirect of the dead URL pointed here
     # Added by the ranking module (tools/rank.py):
     content_lm: float | None = None  # 1 − KLD/KLD_null: KLD turned into a 0–1 similarity
     content_resemblance: float | None = None  # shingle (w=4) resemblance to the memento

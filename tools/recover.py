@@ -239,7 +239,29 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
                                           error=f"stopped after {run.budget.seconds:.0f} s"))
         ranked = await _rank(run, reference)
     ranked = [c for c in ranked if normalize_url(c.url) not in rejected]
-    return _answer(run, check, memento, ranked, anchor_facts, evidence, store)
+    recovery = _answer(run, check, memento, ranked, anchor_facts, evidence, store)
+    if recovery.answer == "none" and memento is None:
+        recovery.related_archived = await _related_archived(run, link_date, evidence)
+    return recovery
+
+
+async def _related_archived(run: _Run, link_date: datetime | None,
+                            evidence: dict[str, object]) -> list[dict[str, object]]:
+    """Lost and never archived: archived pages on the same topic (seed 004), marked related."""
+    from pagetrail.tools.errors import ModelMissing
+    from pagetrail.tools.related import recommend_archived
+
+    await run.report("related", 0, None, "archived pages on the same topic")
+    try:
+        async with asyncio.timeout(max(5.0, run.budget.seconds / 2)):
+            result = await recommend_archived(run.url, link_date, 5, settings=run.settings)
+    except ModelMissing:
+        evidence["related"] = "no URI classifier trained (pagetrail classify train)"
+        return []
+    except (PagetrailError, TimeoutError) as exc:
+        run.failures.append(EngineFailure(engine="related", error=str(exc) or "timed out"))
+        return []
+    return [item.to_dict() for item in result.items]
 
 
 def _answer_for_live(url: str, check: CheckResult) -> Recovery | None:
@@ -462,9 +484,6 @@ def _answer(run: _Run, check: CheckResult, memento: Memento | None, ranked: list
     # Fig. 8 of Martinez-Romo & Araujo: a one-common-word anchor without an archived copy
     # to verify against is not enough to recommend anything.
     weak_anchor = memento is None and anchor_facts is not None and not anchor_facts.usable_alone
-    if memento is None and anchor_facts is None and not any(
-            m in ("PICK", "REDIRECT", "INFER") for c in ranked[:1] for m in c.methods):
-        weak_anchor = not ranked or ranked[0].confidence < 0.8
     if weak_anchor:
         ranked = [c.model_copy(update={"confidence": min(c.confidence, 0.3)}) for c in ranked]
     top = ranked[0] if ranked else None
