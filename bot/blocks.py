@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import quote
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
 
 from pagetrail.tools.models import Candidate, CheckResult, Hit, Memento, Recovery, Signature, Tag
+
+if TYPE_CHECKING:
+    from pagetrail.tools.api import RelatedResult
 
 Block = dict[str, Any]
 
@@ -252,6 +255,7 @@ def recovery_blocks(recovery: Recovery, *, offset: int = 0, anchor: str = "",
                                    pick_value(url, recovery.memento.memento_url))
         blocks.append(section(memento_line(recovery.memento), accessory=archived_pick,
                               block_id="archived"))
+        blocks.append(related_in_recovery(recovery))
     remaining = len(live) - (offset + len(page))
     if remaining > 0:
         blocks.append(actions([button(f"Show more ({remaining})", ACTION_MORE,
@@ -350,18 +354,65 @@ def rank_blocks(url: str, candidates: Sequence[Candidate]) -> dict[str, Any]:
     return message(blocks, f"{url}: {len(candidates)} ranked")
 
 
-def related_blocks(url: str, items: Sequence[dict[str, Any]], category: str = "") -> dict[str, Any]:
+RELATED_ITEMS = 10
+RELATED_IN_RECOVERY = 5
+
+
+def related_item_lines(items: Sequence[dict[str, Any]], limit: int = RELATED_ITEMS) -> list[str]:
+    """One line per related archived page (tools.related's `to_dict` shape): a link to the
+    capture labelled with the site, its date, capture count and relatedness."""
     lines = []
-    for number, item in enumerate(items[:10], start=1):
-        target = str(item.get("memento_url") or item.get("url") or "")
-        label = str(item.get("title") or item.get("url") or target)
+    for number, item in enumerate(items[:limit], start=1):
+        url = str(item.get("url") or "")
+        site = urlsplit(url).hostname or url
+        date = str(item.get("datetime") or "")[:10]
         score = item.get("score")
-        suffix = f" · {float(score):.2f}" if isinstance(score, int | float) else ""
-        lines.append(f"{number}. {link(target, label)}{suffix}")
-    blocks = [header("Related archived pages"),
-              section(f"*{link(url, url, 300)}*" + (f" · topic {escape(category)}" if category else "")),
-              section("\n".join(lines) or "Nothing related found.")]
-    return message(blocks, f"{url}: {len(items)} related archived pages")
+        details = [f"archived {escape(date)}" if date else "archived",
+                   f"{escape(str(item.get('captures', '?')))} captures"]
+        if isinstance(score, int | float):
+            details.append(f"relatedness {percent(float(score))}")
+        lines.append(f"{number}. {link(str(item.get('memento_url') or url), site)} — "
+                     + " · ".join(details))
+    return lines
+
+
+def related_in_recovery(recovery: Recovery) -> Block | None:
+    """Related archived pages a recovery found for a lost, never-archived link: shown apart
+    from the candidates, marked as related, with no buttons."""
+    lines = related_item_lines(recovery.related_archived, RELATED_IN_RECOVERY)
+    if not lines:
+        return None
+    return section("*Related archived pages* (same topic — not replacements):\n"
+                   + "\n".join(lines), block_id="related")
+
+
+def related_blocks(result: RelatedResult) -> dict[str, Any]:
+    """The answer to `/fixlink related URL`: archived pages on the same topic, each with its
+    capture date. They are related reading, never replacements: the header and a note say
+    so, and there is deliberately no "Use this" button (that would record a replacement)."""
+    url = result.url
+    # The SVM's confidence is only a monotone indication, so it is not shown as a percentage.
+    how = ("its site is in the training data" if result.category_source == "ontology"
+           else "guessed from its address")
+    note = result.note[:1].upper() + result.note[1:]
+    blocks: list[Block | None] = [
+        header("Related archived pages — not replacements"),
+        section(f"*{link(url, url, 300)}*\nTopic: *{escape(clip(result.category, 80))}* ({how})",
+                block_id="related-request"),
+        context(f":information_source: _{escape(clip(note, 500))}_"),
+    ]
+    lines = related_item_lines([item.model_dump(mode="json") for item in result.items])
+    if lines:
+        blocks.append(section("\n".join(lines), block_id="related-items"))
+    else:
+        blocks.append(section("No archived page on this topic was found."))
+    footer_parts = [f"{result.looked_up} of {result.candidates_in_category} sites of this "
+                    f"topic looked up", f"{result.archived} archived"]
+    if result.failures:
+        footer_parts.append(f"{len(result.failures)} lookups failed")
+    blocks.append(context("pagetrail · " + " · ".join(footer_parts)))
+    return message(blocks, f"{url}: {len(result.items)} related archived pages "
+                           "(not replacements)")
 
 
 HELP_TEXT = """*/fixlink URL [anchor words…]* — find where a dead link went
@@ -371,7 +422,7 @@ HELP_TEXT = """*/fixlink URL [anchor words…]* — find where a dead link went
 */fixlink tags URL* — tags (meta keywords, social), ghost tags marked
 */fixlink search QUERY* — run a query on the configured engines
 */fixlink rank URL CANDIDATE…* — rank your candidates against the archived copy
-*/fixlink related URL* — archived pages on the same topic
+*/fixlink related URL* — archived pages on the same topic (related, not replacements)
 */linkrot watch URL|SITE*, *unwatch*, *list*, *digest now* — weekly link-rot digest"""
 
 

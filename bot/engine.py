@@ -14,7 +14,7 @@ from pagetrail.bot import blocks
 from pagetrail.bot.commands import FixlinkRequest
 from pagetrail.store.db import Store
 from pagetrail.tools import api
-from pagetrail.tools.errors import ModelMissing, NoMemento
+from pagetrail.tools.errors import NoMemento
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.settings import Settings
 
@@ -73,16 +73,11 @@ class BotEngine:
         return blocks.rank_blocks(request.url, result.candidates)
 
     async def _related(self, request: FixlinkRequest) -> dict[str, Any]:
-        try:
-            from pagetrail.tools.related import recommend_archived
-        except ImportError:
-            return blocks.error_blocks("related pages are not available in this install")
-        try:
-            result = await recommend_archived(request.url, settings=self.settings)
-        except ModelMissing as exc:
-            return blocks.error_blocks(str(exc), exc.code)
-        items = [page.to_dict() for page in result.items]
-        return blocks.related_blocks(request.url, items, result.category)
+        # Without a classifier api raises ModelMissing ("run `pagetrail classify train`"),
+        # which the handler shows privately to the person who asked.
+        result = await api.recommend_archived(request.url, settings=self.settings,
+                                              store=self.store)
+        return blocks.related_blocks(result)
 
     async def _help(self, _request: FixlinkRequest) -> dict[str, Any]:
         return blocks.help_blocks()

@@ -21,7 +21,13 @@ from pydantic import Field
 from pagetrail.server.gate import CallGate
 from pagetrail.server.progress import ProgressRelay
 from pagetrail.tools import api
-from pagetrail.tools.api import PickResult, RankResult, SearchResult, TagsResult
+from pagetrail.tools.api import (
+    PickResult,
+    RankResult,
+    RelatedResult,
+    SearchResult,
+    TagsResult,
+)
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.models import CheckResult, Memento, Recovery, Signature
 from pagetrail.tools.scan_page import PageScan
@@ -267,3 +273,30 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
                 return await api.scan_page(url, limit=limit, max_links=max_links,
                                            max_candidates=max_candidates, settings=settings,
                                            store=store, progress=ProgressRelay(ctx))
+
+    @server.tool(
+        title="Related archived pages",
+        annotations=_annotations("Related archived pages", read_only=True),
+        description=(
+            "Archived pages on the same topic as a lost URL, for when recover_link found "
+            "neither a replacement nor an archived copy. These are RELATED pages, never "
+            "replacements: none of them is the requested page, so present them as 'related', "
+            "with the answer's `note`. The URL is classified into a first-level topic from its "
+            "address alone (it is not fetched); archived home pages of sites of that topic are "
+            "ranked by closeness in time to `at`, popularity (capture count), URL similarity "
+            "and archival completeness. Needs a URL classifier trained where pagetrail runs "
+            "(`pagetrail classify train --data PATH`); without one the call fails with "
+            "model_missing. Cost: one archive lookup per candidate site (up to 4×limit, at "
+            "most 40), plus one capture fetch and up to 8 resource lookups for each of the "
+            "best limit+5: roughly 10–200 archive requests, 2–30 s." + UNTRUSTED),
+    )
+    async def recommend_archived(
+        ctx: Context,
+        url: Url,
+        at: Moment = None,
+        limit: Annotated[int, Field(ge=1, le=20, description="related pages wanted")] = 10,
+    ) -> RelatedResult:
+        with tool_errors():
+            async with gate.slot(lambda n: queued(ctx, n)):
+                return await api.recommend_archived(url, at=at, limit=limit,
+                                                    settings=settings, store=store)

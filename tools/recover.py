@@ -94,12 +94,23 @@ class _Run:
     failures: list[EngineFailure] = field(default_factory=list)
     candidates: dict[str, CandidateEvidence] = field(default_factory=dict)  # normalised url
     fetched: set[str] = field(default_factory=set)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds spent per stage
+    _stage: tuple[str, float] | None = None
+
+    def enter(self, stage: str) -> None:
+        """Account the time since the last stage change to that stage."""
+        now = time.monotonic()
+        if self._stage is not None:
+            name, since = self._stage
+            self.timings[name] = round(self.timings.get(name, 0.0) + now - since, 3)
+        self._stage = (stage, now)
 
     def allowed(self, method: str) -> bool:
         return self.methods is None or method in self.methods
 
     async def report(self, stage: str, done: int = 0, total: int | None = None,
                      message: str = "") -> None:
+        self.enter(stage)
         if self.progress is None:
             return
         result = self.progress(stage, done, total, message)
@@ -197,6 +208,7 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
         if found is not None:
             anchor, context = found.anchor, context or found.context
 
+    run.enter("evidence")
     document = memento.document if memento else None
     lang = (document.lang if document and document.lang else "") or guess_language(
         f"{anchor} {context}", "en")
@@ -242,6 +254,8 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
     recovery = _answer(run, check, memento, ranked, anchor_facts, evidence, store)
     if recovery.answer == "none" and memento is None:
         recovery.related_archived = await _related_archived(run, link_date, evidence)
+    run.enter("done")
+    evidence["timings"] = run.timings
     return recovery
 
 
@@ -378,6 +392,7 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
             stage0.append((method, site_query, [name], None))
     if run.allowed("SITE") and qe.title and web:
         stage0.append(("SITE", qe.title, web, site))  # the title within the old site
+    run.enter("search")
     await _run_queries(run, service, stage0, search_context)
     ranked = await _rank(run, reference)
     if _confirmed(ranked, reference):
@@ -427,9 +442,12 @@ async def _run_queries(run: _Run, service: SearchService,
 
 
 async def _rank(run: _Run, reference: Reference) -> list[Candidate]:
+    run.enter("candidates")
     await _fetch_candidates(run)
     await run.report("ranking", len(run.fetched), len(run.candidates), "")
-    return rank_candidates(reference, run.candidates.values())
+    ranked = rank_candidates(reference, run.candidates.values())
+    run.enter("search")
+    return ranked
 
 
 def _fetch_order(run: _Run) -> list[CandidateEvidence]:
