@@ -335,3 +335,18 @@ async def test_killed_scan_resumes_without_losing_or_redoing_checks(store, db_ur
               if site.hits[url.removeprefix(site.base)] > hits_before[url.removeprefix(site.base)]]
     assert redone == []  # finished work was not fetched again
     assert result.urls_checked == n + 1 and result.verdicts == {"ok": n + 1}
+
+
+def test_links_only_extraction_matches_the_full_parse() -> None:
+    from pagetrail.tools.document import extract_links, parse_document
+
+    html = (b'<html><head><base href="https://ex.org/docs/"><title>T</title></head><body>'
+            b'<nav><a href="/home">Home</a></nav><p>Read the <a href="guide.html#s2">guide'
+            b'</a> before you start.</p><a href="mailto:x@ex.org">mail</a>'
+            b'<script>var a = "<a href=/js>";</script></body></html>')
+    links = extract_links(html, "https://ex.org/docs/index.html")
+    assert [(link.url, link.anchor) for link in links] == [
+        ("https://ex.org/home", "Home"), ("https://ex.org/docs/guide.html", "guide")]
+    assert "before you start" in links[1].context
+    assert links == parse_document(html, "https://ex.org/docs/index.html").links
+    assert extract_links(b"", "https://ex.org/") == []

@@ -68,7 +68,7 @@ def plan_queries(
     evidence: QueryEvidence,
     *,
     methods: frozenset[str] | None = None,
-    expansion_per_source: int = 3,
+    expansion_per_source: int = 2,
     max_queries: int = 24,
 ) -> list[PlannedQuery]:
     """Queries in the order they should be issued, each with its method and stage."""

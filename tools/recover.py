@@ -61,6 +61,8 @@ ProgressFn = Callable[[str, int, int | None, str], Any]
 SITE_LOCAL = ("site", "cdx")  # engines that look inside the dead site itself
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
+CONFIRM_CONFIDENCE = 0.9  # a candidate this sure (and CONFIRM_MARGIN ahead) ends it too
+CONFIRM_MARGIN = 0.3
 CACHE_TTL = timedelta(days=1)
 
 
@@ -255,7 +257,7 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
     if recovery.answer == "none" and memento is None:
         recovery.related_archived = await _related_archived(run, link_date, evidence)
     run.enter("done")
-    evidence["timings"] = run.timings
+    recovery.evidence["timings"] = run.timings
     return recovery
 
 
@@ -418,9 +420,15 @@ def _confirmed(ranked: Sequence[Candidate], reference: Reference) -> bool:
     Content alone is not enough to stop: pages quoting the article (tag pages, updates
     with other text) reach the cosine too, and the next stage may find the real move.
     """
-    if not ranked or not is_moved(ranked[0].scores, reference.has_memento):
+    if not ranked:
         return False
-    return (ranked[0].scores.title_similarity or 0.0) >= CONFIRM_TITLE
+    top = ranked[0]
+    if top.confidence >= CONFIRM_CONFIDENCE and (
+            len(ranked) < 2 or ranked[1].confidence < top.confidence - CONFIRM_MARGIN):
+        return True  # the calibrated ranking is already sure, and nothing else comes close
+    if not is_moved(top.scores, reference.has_memento):
+        return False
+    return (top.scores.title_similarity or 0.0) >= CONFIRM_TITLE
 
 
 async def _run_queries(run: _Run, service: SearchService,

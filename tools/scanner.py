@@ -8,7 +8,10 @@ One scan (`scan(target, store=..., settings=...)`):
 3. record each page's links (anchor text and context) in the link graph (store.linkgraph):
    these edges are the link-neighbourhood evidence of a later recovery;
 4. check every other distinct link once (one GET, soft-404 probe shared per URL shape —
-   tools.hostprobe), with `concurrency` workers; per-host limits come from the fetch layer;
+   tools.hostprobe), with `concurrency` workers; per-host limits come from the fetch layer.
+   Pages, checks and probes go through the lean keep-alive client (tools.bulkfetch: same
+   SSRF guard, redirects and bounds as the Fetcher, a fraction of its CPU per request);
+   crawled pages are parsed for their links only (document.extract_links);
 5. record each check with the confirmation-state change it causes (tools.linkstate), in one
    transaction per batch, so a scan killed mid-way resumes without redoing recorded work: the
    next run with the same target and options continues the unfinished scan, skips the pages
@@ -52,8 +55,8 @@ from pagetrail.store.scans import (
     replace_edges_of_pages,
     url_key,
 )
-from pagetrail.tools import document as _document
-from pagetrail.tools.check import observe_error, observe_response
+from pagetrail.tools.bulkfetch import BulkFetcher
+from pagetrail.tools.check import observe_error
 from pagetrail.tools.engines.site import is_page_like, parse_sitemap, robots_sitemaps
 from pagetrail.tools.errors import (
     BodyTooLarge,
@@ -66,7 +69,7 @@ from pagetrail.tools.errors import (
     UnsupportedContent,
 )
 from pagetrail.tools.fetch import Fetcher, Response
-from pagetrail.tools.hostprobe import SiblingProber, judge, needs_sibling, scan_check
+from pagetrail.tools.hostprobe import SiblingProber, assess, judge, may_need_sibling
 from pagetrail.tools.linkstate import LinkState, Policy, advance
 from pagetrail.tools.models import CheckResult, Link
 from pagetrail.tools.settings import Settings, get_settings
@@ -147,20 +150,6 @@ def resolve_target(text: str) -> tuple[str, bool]:
     if not parts.path:
         url = urlunsplit((parts.scheme, parts.netloc, "/", parts.query, ""))
     return url, urlsplit(url).path == "/" and not parts.query
-
-
-def extract_links(html: bytes, url: str, content_type: str | None = None) -> list[Link]:
-    """Links of a page with anchor text and context, without the full document parse.
-
-    parse_document also extracts main text (trafilatura, ~50 ms a page); a crawl only needs
-    the links (~1 ms). Uses tools.document's link walk so both agree on anchors and context.
-    """
-    text = _document.decode_html(html, content_type)
-    root = _document._parse_tree(text)
-    if root is None:
-        return []
-    base = _document._base_url(root, url)
-    return _document._links(_document._walk(root), base, _document.CONTEXT_WORDS)
 
 
 def is_same_site(url: str, site: str) -> bool:
@@ -394,36 +383,42 @@ class Scanner:
             await self.recorder.check(blocked_by_robots(url))
             return
         try:
-            response = await self.fetcher.get(url, polite=True)
+            response = await self.client.get(url, polite=True)
         except FETCH_ERRORS as exc:
             await self.recorder.check(judge(url, observe_error(url, "GET", exc), None))
             return
-        page = observe_response(response, "GET")
-        sibling = await self.prober.sibling_for(url) if needs_sibling(url, page) else None
-        result = judge(url, page, sibling)
-        edges: list[Edge] = []
         # A redirect onto a page crawled in its own right: its links are recorded there.
         landed_elsewhere = response.final_url != url and response.final_url in self._scheduled
-        if result.verdict in ("ok", "redirected") and response.content_type in HTML_TYPES \
-                and is_same_site(response.final_url, self.site) and not landed_elsewhere:
-            edges = [Edge(url, link.url, link.anchor, link.context)
-                     for link in self._links(response)]
+        want_links = response.content_type in HTML_TYPES and not landed_elsewhere \
+            and is_same_site(response.final_url, self.site)
+        result, links = await self._assess(url, response, want_links)
+        edges = [Edge(url, link.url, link.anchor, link.context) for link in links]
+        if want_links and result.verdict in ("ok", "redirected"):
             # A redirect lands on a page that may be linked too: do not crawl it twice.
             self._scheduled.add(response.final_url)
         await self.recorder.page(url, depth, edges, result)
         self._expand(depth, edges)
 
-    @staticmethod
-    def _links(response: Response) -> list[Link]:
-        return extract_links(response.content, response.final_url,
-                             response.headers.get("content-type"))
+    async def _assess(self, url: str, response: Response, want_links: bool
+                      ) -> tuple[CheckResult, list[Link]]:
+        """Verdict (and links) of a fetched page, with the shape's soft-404 probe."""
+        sibling = await self.prober.sibling_for(url) if may_need_sibling(url, response) else None
+        return assess(url, response, sibling, want_links=want_links)
 
     async def _check_link(self, url: str) -> None:
+        """One GET plus the shape's shared probe: hostprobe.scan_check, with the fetch
+        failures and the judging split as for crawled pages."""
         try:
             if not await self.robots.allowed(url):
                 result = blocked_by_robots(url)
             else:
-                result = await scan_check(url, self.fetcher, self.prober, polite=True)
+                url = validate_url(url)
+                try:
+                    response = await self.client.get(url, polite=True)
+                except FETCH_ERRORS as exc:
+                    result = judge(url, observe_error(url, "GET", exc), None)
+                else:
+                    result, _ = await self._assess(url, response, want_links=False)
         except InvalidURL as exc:
             result = CheckResult(url=url, verdict="refused", reason=str(exc))
         await self.recorder.check(result)
@@ -500,20 +495,25 @@ class Scanner:
         self.recorder = Recorder(self.store, self.scan_id, Policy.from_settings(self.settings),
                                  self.clock)
         async with Fetcher(self.settings) as fetcher:
+            # Bulk GETs (pages, checks, probes) take the lean client; robots.txt and
+            # sitemaps, read once, the full one (which is also the lean one's fallback).
             self.fetcher = fetcher
+            self.client = BulkFetcher(fetcher, html_only=True)
             self.robots = RobotsRules(fetcher, self.settings.user_agent)
-            self.prober = SiblingProber(fetcher, polite=True)
-            await self._seed()
-            workers = [asyncio.create_task(self._worker())
-                       for _ in range(max(1, self.settings.concurrency))]
+            self.prober = SiblingProber(self.client, polite=True)
+            workers: list[asyncio.Task[None]] = []
             try:
+                await self._seed()
+                workers = [asyncio.create_task(self._worker())
+                           for _ in range(max(1, self.settings.concurrency))]
                 await self._queue.join()
             finally:
                 for worker in workers:
                     worker.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
                 await self.recorder.flush()
-            requests = fetcher.requests
+                await self.client.aclose()
+            requests = fetcher.requests + self.client.requests
         result = await asyncio.to_thread(
             summarize, self.store, self.scan_id, target=self.seed, resumed=self.resumed,
             started_at=started_at, finished_at=self.clock(),

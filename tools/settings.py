@@ -85,7 +85,8 @@ class Settings(BaseSettings):
     google_api_key: SecretStr | None = None
     google_cx: str | None = None
     search_cache_ttl: int = 7 * 24 * 3600
-    search_rps: float = 1.0
+    search_rps: float = 1.0  # third-party search APIs (Brave, Google, DuckDuckGo)
+    searxng_rps: float = 10.0  # a self-hosted SearXNG
 
     # --- social tags ---------------------------------------------------------------------
     hn_api_url: str = "https://hn.algolia.com/api/v1"

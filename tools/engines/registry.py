@@ -62,7 +62,9 @@ def _build_one(name: str, settings: Settings, fetcher: HttpGetter, store: Store 
             return None
         from pagetrail.tools.engines.searxng import SearxngEngine
 
-        return SearxngEngine(fetcher, settings.searxng_url)
+        engine = SearxngEngine(fetcher, settings.searxng_url)
+        engine.rps = settings.searxng_rps  # self-hosted: its operator sets the pace
+        return engine
     if name == "brave":
         key = _secret(settings.brave_api_key)
         if not key:

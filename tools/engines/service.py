@@ -110,12 +110,16 @@ class SearchService:
 
     @property
     def limiter(self) -> HostLimiter:
+        return self.limiter_for(None)
+
+    def limiter_for(self, engine: Engine | None) -> HostLimiter:
         # The per-host politeness interface, keyed "search:<engine>": one budget per search
         # API shared by every service in the process (and across workers with a shared
         # backend). Created lazily: the local limiter belongs to the running event loop.
+        # An engine may carry its own pace (`rps`, e.g. a self-hosted SearXNG).
         if self._limiter is None:
-            return shared_local_limiter(self.settings.search_rps,
-                                        self.settings.per_host_concurrency)
+            rps = getattr(engine, "rps", None) or self.settings.search_rps
+            return shared_local_limiter(rps, self.settings.per_host_concurrency)
         return self._limiter
 
     @property
@@ -204,7 +208,7 @@ class SearchService:
         paced = bool(getattr(engine, "rate_limited", True))
         started = time.monotonic()
         try:
-            async with self.limiter.slot(f"search:{engine.name}", polite=paced):
+            async with self.limiter_for(engine).slot(f"search:{engine.name}", polite=paced):
                 self.calls[engine.name] = self.calls.get(engine.name, 0) + 1
                 hits = await asyncio.wait_for(
                     engine.search(query, site=site, limit=limit, context=context),

@@ -3,7 +3,7 @@ and the links on its root page, ranked by token overlap with the query.
 
 A page that moved within its site is usually still listed there under its new URL. When the
 root page redirects to another host (the site moved), that host's links count as the site's.
-The listing is fetched once per origin per engine instance (one recovery), politely.
+The listing is fetched once per origin per engine instance (one recovery).
 """
 
 from __future__ import annotations
@@ -202,7 +202,9 @@ class SiteEngine:
     async def _get(self, url: str) -> tuple[int, str, bytes] | None:
         """(status, final URL, body) or None when the fetch failed outright."""
         try:
-            response = await self.fetcher.get(url, polite=True)
+            # A handful of requests per recovery: interactive, bounded by the per-host
+            # concurrency; crawling-grade politeness (1 request/s) is for the scanner.
+            response = await self.fetcher.get(url)
         except PagetrailError as exc:
             log.debug("site: %s: %s", url, exc)
             return None

@@ -1,0 +1,244 @@
+"""The scan's lean HTTP client against real local servers: the SSRF guard on every hop,
+redirect chains, body limits, keep-alive, the Fetcher fallback, and soft-404 judgement
+through the shared sibling probe."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import threading
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from pagetrail.tools.bulkfetch import BulkFetcher, parse_head, request_target
+from pagetrail.tools.errors import (
+    BodyTooLarge,
+    DecompressionBomb,
+    RedirectLoop,
+    RefusedAddress,
+    TooManyRedirects,
+)
+from pagetrail.tools.fetch import Fetcher
+from pagetrail.tools.hostprobe import SiblingProber, scan_check
+from pagetrail.tools.settings import Settings
+
+Answer = tuple[int, dict[str, str], bytes]
+Route = Callable[[str], Answer] | Answer
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def html(title: str, text: str) -> bytes:
+    return f"<html><head><title>{title}</title></head><body><p>{text}</p></body></html>".encode()
+
+
+class Server:
+    """HTTP/1.1 keep-alive server on 127.0.0.1; counts hits per path and connections.
+    An answer with a Transfer-Encoding header is written as given (pre-chunked)."""
+
+    def __init__(self, routes: dict[str, Route]) -> None:
+        self.routes = routes
+        self.fallback: Callable[[str], Answer] | None = None  # answers unrouted paths
+        self.hits: Counter[str] = Counter()
+        self.connections = 0
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                with server.lock:
+                    server.connections += 1
+
+            def _answer(self, with_body: bool) -> None:
+                with server.lock:
+                    server.hits[self.path] += 1
+                route = server.routes.get(self.path)
+                if route is None and server.fallback is not None:
+                    route = server.fallback
+                if route is None:
+                    status, headers, body = 404, HTML, html("Not Found", "no such page")
+                else:
+                    status, headers, body = route(self.path) if callable(route) else route
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                if "Transfer-Encoding" not in headers:
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if with_body:
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                self._answer(True)
+
+            def do_HEAD(self) -> None:
+                self._answer(False)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def settings(**overrides: object) -> Settings:
+    values: dict[str, object] = dict(
+        allow_hosts=["127.0.0.1"], per_host_rps=0, per_host_concurrency=8, concurrency=8,
+        retries=1, connect_timeout=2.0, read_timeout=2.0, total_timeout=4.0,
+        max_bytes=10_000, max_redirects=3)
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def routes() -> dict[str, Route]:
+    return {}
+
+
+@pytest.fixture
+def server(routes: dict[str, Route]) -> Iterator[Server]:
+    srv = Server(routes)
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+async def bulk() -> AsyncIterator[BulkFetcher]:
+    async with Fetcher(settings(), backoff=0.01) as fetcher:
+        client = BulkFetcher(fetcher, html_only=True)
+        yield client
+        await client.aclose()
+
+
+# --- pure parts -----------------------------------------------------------------------
+
+def test_parse_head_and_request_target() -> None:
+    head = parse_head(b"HTTP/1.1 301 Moved\r\nLocation: /b\r\nX-A:  1 \r\nx-a: 2")
+    assert (head.version, head.status, head.get("location")) == ("HTTP/1.1", 301, "/b")
+    assert head.get("x-a") == "1"  # names lower-cased, first one wins
+    with pytest.raises(ValueError):
+        parse_head(b"SSH-2.0-OpenSSH\r\n")
+    with pytest.raises(ValueError):
+        parse_head(b"HTTP/1.1 200 OK\r\n Folded: header")
+    assert request_target("https://Example.org/a b/é?q=x y") == (
+        "example.org", "/a%20b/%C3%A9?q=x%20y")
+    assert request_target("http://[::1]:8080") == ("[::1]:8080", "/")
+
+
+# --- the SSRF guard -------------------------------------------------------------------
+
+async def test_refuses_loopback_unless_allowed_and_on_every_redirect_hop(
+        server: Server, routes: dict[str, Route]) -> None:
+    routes["/to-local"] = (302, {"Location": f"http://localhost:{server.port}/secret"}, b"")
+    routes["/to-metadata"] = (301, {"Location": "http://169.254.169.254/latest"}, b"")
+    routes["/secret"] = (200, HTML, html("Secret", "internal"))
+    async with Fetcher(settings(allow_hosts=[])) as fetcher:
+        strict = BulkFetcher(fetcher)
+        with pytest.raises(RefusedAddress):
+            await strict.get(server.base + "/secret")
+        await strict.aclose()
+    assert server.hits["/secret"] == 0
+    async with Fetcher(settings()) as fetcher:
+        client = BulkFetcher(fetcher)
+        for path in ("/to-local", "/to-metadata"):
+            with pytest.raises(RefusedAddress):
+                await client.get(server.base + path)
+        await client.aclose()
+    assert server.hits["/to-local"] == 1 and server.hits["/secret"] == 0
+
+
+# --- redirects, keep-alive, bodies ----------------------------------------------------
+
+async def test_redirect_chain_is_recorded_hop_by_hop_on_one_connection(
+        server: Server, routes: dict[str, Route], bulk: BulkFetcher) -> None:
+    routes["/a"] = (301, {"Location": "/b"}, b"moved")
+    routes["/b"] = (302, {"Location": server.base + "/c#frag"}, b"")
+    routes["/c"] = (200, HTML, html("C", "landed"))
+    response = await bulk.get(server.base + "/a")
+    assert response.status == 200 and response.final_url == server.base + "/c"
+    assert [(h.url, h.status, h.location) for h in response.chain] == [
+        (server.base + "/a", 301, server.base + "/b"),
+        (server.base + "/b", 302, server.base + "/c")]
+    assert b"landed" in response.content and response.content_type == "text/html"
+    assert bulk.requests == 3 and server.connections == 1  # keep-alive across the hops
+    await bulk.get(server.base + "/c")
+    assert server.connections == 1
+
+
+async def test_redirect_loops_and_too_many_hops_are_errors(
+        server: Server, routes: dict[str, Route], bulk: BulkFetcher) -> None:
+    routes["/x"] = (302, {"Location": "/y"}, b"")
+    routes["/y"] = (302, {"Location": "/x"}, b"")
+    for i in range(6):
+        routes[f"/hop{i}"] = (301, {"Location": f"/hop{i + 1}"}, b"")
+    with pytest.raises(RedirectLoop):
+        await bulk.get(server.base + "/x")
+    with pytest.raises(TooManyRedirects):
+        await bulk.get(server.base + "/hop0")
+
+
+async def test_body_limits_chunked_gzip_and_bombs(
+        server: Server, routes: dict[str, Route], bulk: BulkFetcher) -> None:
+    big = b"<html><body>" + b"x" * 20_000 + b"</body></html>"
+    routes["/big"] = (200, HTML, big)
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(big[i:i + 4000]), big[i:i + 4000])
+                      for i in range(0, len(big), 4000)) + b"0\r\n\r\n"
+    routes["/big-chunked"] = (200, {**HTML, "Transfer-Encoding": "chunked"}, chunks)
+    small = html("Small", "fine " * 100)
+    routes["/gz-chunked"] = (200, {**HTML, "Content-Encoding": "gzip",
+                                   "Transfer-Encoding": "chunked"},
+                             b"%x\r\n%s\r\n0\r\n\r\n" % (len(gzip.compress(small)),
+                                                         gzip.compress(small)))
+    routes["/bomb"] = (200, {**HTML, "Content-Encoding": "gzip"},
+                       gzip.compress(b"<html>" + b"\0" * 3_000_000))
+    routes["/pdf"] = (200, {"Content-Type": "application/pdf"}, b"%PDF" + b"0" * 200_000)
+    with pytest.raises(BodyTooLarge):
+        await bulk.get(server.base + "/big")
+    with pytest.raises(BodyTooLarge):
+        await bulk.get(server.base + "/big-chunked")
+    assert (await bulk.get(server.base + "/gz-chunked")).content == small
+    with pytest.raises(DecompressionBomb):  # 3 MB of zeros in ~3 kB: stops at the bound
+        await bulk.get(server.base + "/bomb", max_bytes=1_000_000)
+    pdf = await bulk.get(server.base + "/pdf")  # not HTML: answered without reading 200 kB
+    assert (pdf.status, pdf.content_type, pdf.content) == (200, "application/pdf", b"")
+    with pytest.raises(BodyTooLarge):
+        await bulk.get(server.base + "/pdf", html_only=False)
+
+
+async def test_transient_answers_go_to_the_fetcher_and_its_retry(
+        server: Server, routes: dict[str, Route], bulk: BulkFetcher) -> None:
+    answers = iter([(503, HTML, b"busy"), (200, HTML, html("Back", "up again"))])
+    routes["/flaky"] = lambda _path: next(answers)
+    response = await bulk.get(server.base + "/flaky")
+    assert response.status == 200 and server.hits["/flaky"] == 2
+    assert bulk.delegated == 1
+
+
+# --- judgement through the shared probe ------------------------------------------------
+
+async def test_soft404_through_the_shared_sibling_probe(
+        server: Server, routes: dict[str, Route], bulk: BulkFetcher) -> None:
+    soft = (200, HTML, html("Welcome", "Sorry, nothing here. " * 5))
+
+    server.fallback = lambda path: soft if path.startswith("/shop/") else (
+        404, HTML, html("404", "none"))
+    routes["/docs/guide.html"] = (200, HTML, html("Guide", "A long real guide " * 30))
+    prober = SiblingProber(bulk)
+    first = await scan_check(server.base + "/shop/item-1.html", bulk, prober)
+    second = await scan_check(server.base + "/shop/item-2.html", bulk, prober)
+    live = await scan_check(server.base + "/docs/guide.html", bulk, prober)
+    assert (first.verdict, second.verdict, live.verdict) == ("soft404", "soft404", "ok")
+    assert prober.probes == 2  # one per shape (/shop/*.html, /docs/*.html), not per URL

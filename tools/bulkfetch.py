@@ -1,0 +1,481 @@
+"""A lean HTTP/1.1 client for bulk link checks, with the fetch layer's guarantees.
+
+`Fetcher` (httpx) costs several milliseconds of CPU per request — most of it in httpcore's
+connection-pool bookkeeping — which caps a scan of thousands of links at a few hundred
+requests a second. A scan only needs plain GETs, so `BulkFetcher` speaks HTTP/1.1 itself
+over asyncio streams with a keep-alive pool per origin, and keeps what the fetch layer
+promises (docs/INTERFACES.md, "Fetch layer"):
+
+- the SSRF guard (`AddressGuard`) on the URL and on every redirect hop; connections go to
+  the very addresses the guard checked (DNS pinning), never to a fresh lookup. A host's
+  checked addresses are kept for the client's life (one scan), so a scan of 10,000 links
+  on one host resolves it once;
+- redirects followed here, one by one, every hop recorded, loops and too many hops refused;
+- bounded work: connect/read/total timeouts, response heads capped, bodies bounded by
+  `max_bytes` after decoding (gzip/deflate through the fetch layer's bounded decoder, so a
+  decompression bomb stops at the bound);
+- the per-host concurrency and rate of `tools.politeness`, shared with the `Fetcher`.
+
+What it does not do, it hands to the `Fetcher` it wraps, which then answers for the whole
+URL: proxied hosts, URLs with credentials or non-ASCII hosts, and every fault worth a retry
+(timeouts, resets, refused connections, malformed answers, 429/502/503/504). Those are rare
+in a scan and the `Fetcher` has the retry discipline (backoff, Retry-After) for them.
+
+With `html_only=True`, a GET whose answer is not HTML skips the body (a check needs only its
+status and type): a large PDF costs a few header bytes instead of `max_bytes`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from collections import Counter
+from dataclasses import dataclass
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from pagetrail.tools.errors import (
+    BodyTooLarge,
+    FetchFailed,
+    InvalidURL,
+    PagetrailError,
+    RedirectLoop,
+    RefusedAddress,
+    TooManyRedirects,
+    UnsupportedContent,
+)
+from pagetrail.tools.fetch import (
+    REDIRECT_STATUSES,
+    RETRY_STATUSES,
+    Fetcher,
+    Response,
+    _BoundedDecoder,
+    build_ssl_context,
+    detect_charset,
+    retry_after_seconds,
+    sniff_content_type,
+)
+from pagetrail.tools.models import Hop
+from pagetrail.tools.politeness import HostLimiter, shared_local_limiter
+from pagetrail.tools.urls import validate_url
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+MAX_HEAD_BYTES = 64 * 1024  # status line + headers; larger is not a web server's answer
+MAX_HEADERS = 200
+DRAIN_BYTES = 64 * 1024  # an unwanted body this small is read to keep the connection
+CHUNK = 64 * 1024
+NO_BODY_STATUSES = frozenset({204, 304})
+ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
+# Characters left as they are in a request target (the rest, e.g. spaces and non-ASCII,
+# are percent-encoded the way httpx does); '%' keeps existing escapes intact.
+TARGET_SAFE = "!#$%&'()*+,/:;=?@[]~-._"
+
+
+class _Delegate(Exception):
+    """This URL is the full Fetcher's job (a fault worth a retry, a proxy, ...).
+
+    `retry`: whether the Fetcher may retry in turn. After a network fault it may not: the
+    lean attempt was the first of the two the Fetcher would have made.
+    """
+
+    def __init__(self, *, retry: bool = True) -> None:
+        super().__init__()
+        self.retry = retry
+
+
+class _Stale(Exception):
+    """A pooled connection was closed by the server before answering: use a fresh one."""
+
+
+@dataclass
+class _Head:
+    version: str
+    status: int
+    headers: list[tuple[str, str]]
+
+    def get(self, name: str) -> str | None:
+        for key, value in self.headers:
+            if key == name:
+                return value
+        return None
+
+
+class _Connection:
+    """One keep-alive HTTP/1.1 connection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.used = False  # has answered a request before (a closed one is then "stale")
+
+    @property
+    def usable(self) -> bool:
+        return not self.writer.is_closing() and not self.reader.at_eof()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+# --- response parsing (pure) ------------------------------------------------------------
+
+def parse_head(data: bytes) -> _Head:
+    """Status line and headers (names lower-cased). Raises ValueError on a malformed head."""
+    lines = data.decode("latin-1").split("\r\n")
+    version, _, rest = lines[0].partition(" ")
+    code = rest[:3]
+    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+        raise ValueError(f"malformed status line {lines[0][:80]!r}")
+    headers: list[tuple[str, str]] = []
+    for line in lines[1:]:
+        if not line:
+            continue
+        name, colon, value = line.partition(":")
+        if not colon or not name or name != name.strip():
+            raise ValueError(f"malformed header line {line[:80]!r}")
+        headers.append((name.lower(), value.strip()))
+    if len(headers) > MAX_HEADERS:
+        raise ValueError("too many header lines")
+    return _Head(version, int(code), headers)
+
+
+def request_target(url: str) -> tuple[str, str]:
+    """(Host header, request target) for an absolute http(s) URL."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    shown = f"[{host}]" if ":" in host else host
+    default = 443 if parts.scheme == "https" else 80
+    if parts.port and parts.port != default:
+        shown = f"{shown}:{parts.port}"
+    target = quote(parts.path or "/", safe=TARGET_SAFE)
+    if parts.query:
+        target += "?" + quote(parts.query, safe=TARGET_SAFE)
+    return shown, target
+
+
+def without_fragment(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
+
+
+def needs_full_client(url: str) -> bool:
+    """URLs the lean path leaves to Fetcher: credentials or a non-ASCII host."""
+    parts = urlsplit(url)
+    return bool(parts.username or parts.password) or not (parts.hostname or "").isascii()
+
+
+# --- the client -------------------------------------------------------------------------
+
+class BulkFetcher:
+    """Lean GET/HEAD with Fetcher's guarantees; wraps an open `Fetcher` for the rare cases.
+
+    Use inside the Fetcher's context: `async with Fetcher(s) as f: bulk = BulkFetcher(f)`,
+    and `await bulk.aclose()` when done.
+    """
+
+    def __init__(self, fetcher: Fetcher, *, html_only: bool = False,
+                 limiter: HostLimiter | None = None) -> None:
+        self.fetcher = fetcher
+        self.html_only = html_only  # default for get(): skip the bodies of non-HTML answers
+        self.settings = fetcher.settings
+        self.guard = fetcher.guard
+        self.requests = 0  # requests sent by the lean path (the Fetcher counts its own)
+        self.delegated = 0  # URLs handed to the Fetcher
+        self.per_host: Counter[str] = Counter()
+        self._limiter = limiter
+        self._ssl: ssl.SSLContext | None = None
+        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._addresses: dict[tuple[str, int], list[str] | PagetrailError] = {}
+        s = self.settings
+        self._agent_lines = (f"User-Agent: {s.user_agent}\r\nAccept-Encoding: gzip, deflate\r\n"
+                             "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,"
+                             "*/*;q=0.8\r\n")
+
+    async def aclose(self) -> None:
+        for connections in self._idle.values():
+            for connection in connections:
+                connection.close()
+        self._idle.clear()
+
+    # -- public API (the subset of Fetcher a scan uses) --
+    async def get(self, url: str, *, polite: bool = False, max_bytes: int | None = None,
+                  html_only: bool | None = None) -> Response:
+        return await self.fetch("GET", url, polite=polite, max_bytes=max_bytes,
+                                html_only=self.html_only if html_only is None else html_only)
+
+    async def head(self, url: str, *, polite: bool = False) -> Response:
+        return await self.fetch("HEAD", url, polite=polite)
+
+    async def fetch(self, method: str, url: str, *, polite: bool = False,
+                    max_bytes: int | None = None, html_only: bool = False) -> Response:
+        """Like Fetcher.get/head (redirects followed, errors as PagetrailError)."""
+        requested = validate_url(url)
+        limit = max_bytes if max_bytes is not None else self.settings.max_bytes
+        try:
+            return await self._follow(method, requested, limit, polite, html_only)
+        except _Delegate as handed:
+            self.delegated += 1
+            if method == "HEAD":
+                return await self.fetcher.head(requested, polite=polite, max_bytes=max_bytes,
+                                               retry=handed.retry)
+            return await self.fetcher.get(requested, polite=polite, max_bytes=max_bytes,
+                                          retry=handed.retry)
+
+    # -- redirects (as Fetcher._fetch) --
+    async def _follow(self, method: str, requested: str, limit: int, polite: bool,
+                      html_only: bool) -> Response:
+        started = time.monotonic()
+        chain: list[Hop] = []
+        visits: Counter[str] = Counter()
+        current = requested
+        while True:
+            if needs_full_client(current):
+                raise _Delegate
+            status, head, content = await self._send(method, current, limit, polite, html_only)
+            if status in RETRY_STATUSES and await self._worth_retrying(head):
+                raise _Delegate
+            location = head.get("location")
+            if not (status in REDIRECT_STATUSES and location):
+                return _response(requested, current, status, head, content, chain, started)
+            try:
+                target = validate_url(without_fragment(urljoin(current, location.strip())))
+            except (InvalidURL, ValueError):
+                # A redirect to javascript:, ftp:, garbage: not followed; the 3xx is the answer.
+                return _response(requested, current, status, head, content, chain, started)
+            chain.append(Hop(url=current, status=status, location=target))
+            visits[current] += 1
+            if visits[target] >= 2 or (visits[target] == 1 and target == current):
+                raise RedirectLoop(f"redirect loop at {target}", url=requested)
+            if len(chain) > self.settings.max_redirects:
+                raise TooManyRedirects(
+                    f"more than {self.settings.max_redirects} redirects", url=requested)
+            current = target
+
+    async def _worth_retrying(self, head: _Head) -> bool:
+        """A 429/5xx answer: wait as the Fetcher would before its retry, then let it retry.
+        A proxy's own error, or a Retry-After longer than the Fetcher accepts, is the answer."""
+        if self.settings.retries <= 0 or head.get("x-squid-error") is not None:
+            return False
+        wait = retry_after_seconds(head.get("retry-after"))
+        if wait is not None and wait > self.fetcher.max_retry_after:
+            return False
+        await asyncio.sleep(wait if wait is not None else self.fetcher.backoff)
+        return True
+
+    # -- one exchange --
+    async def _send(self, method: str, url: str, limit: int, polite: bool,
+                    html_only: bool) -> tuple[int, _Head, bytes]:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        if self.guard.uses_proxy(host, port):
+            raise _Delegate
+        addresses = await self._checked_addresses(host, port, url)
+        if self._limiter is None:
+            self._limiter = shared_local_limiter(self.settings.per_host_rps,
+                                                 self.settings.per_host_concurrency)
+        async with self._limiter.slot(host, polite=polite):
+            for _ in range(2):  # a second go only when a pooled connection had gone stale
+                self.requests += 1
+                self.per_host[host] += 1
+                try:
+                    async with asyncio.timeout(self.settings.total_timeout):
+                        return await self._exchange(method, url, parts.scheme, host, port,
+                                                    addresses, limit, html_only)
+                except _Stale:
+                    continue
+                except ssl.SSLError as exc:
+                    raise FetchFailed(f"tls: {exc}", url=url, kind="tls") from exc
+                except (OSError, TimeoutError, ValueError, asyncio.IncompleteReadError,
+                        asyncio.LimitOverrunError) as exc:
+                    raise _Delegate(retry=False) from exc  # the Fetcher makes the second try
+            raise _Delegate(retry=False)
+
+    async def _exchange(self, method: str, url: str, scheme: str, host: str, port: int,
+                        addresses: list[str], limit: int, html_only: bool
+                        ) -> tuple[int, _Head, bytes]:
+        origin = (scheme, host, port)
+        connection = self._pooled(origin)
+        if connection is None:
+            connection = await self._connect(scheme, host, port, addresses)
+        reused = connection.used
+        keep = False
+        try:
+            host_header, target = request_target(url)
+            connection.writer.write(f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n"
+                                    f"{self._agent_lines}\r\n".encode("latin-1", "replace"))
+            head = await self._read_head(connection, reused)
+            content, keep = await self._read_body(connection, method, head, url, limit,
+                                                  html_only)
+            connection.used = True
+            return head.status, head, content
+        finally:
+            if keep and connection.usable:
+                self._release(origin, connection)
+            else:
+                connection.close()
+
+    async def _read_head(self, connection: _Connection, reused: bool) -> _Head:
+        async with asyncio.timeout(self.settings.read_timeout):
+            while True:
+                try:
+                    data = await connection.reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError as exc:
+                    if reused and not exc.partial:
+                        raise _Stale from exc
+                    raise
+                except ConnectionResetError as exc:
+                    if reused:
+                        raise _Stale from exc
+                    raise
+                head = parse_head(data[:-4])
+                if not 100 <= head.status < 200:  # skip 100 Continue and friends
+                    return head
+
+    async def _read_body(self, connection: _Connection, method: str, head: _Head, url: str,
+                         limit: int, html_only: bool) -> tuple[bytes, bool]:
+        """(decoded body, whether the connection can be reused)."""
+        reusable = head.version == "HTTP/1.1" and "close" not in (
+            head.get("connection") or "").lower()
+        if method == "HEAD" or head.status in NO_BODY_STATUSES:
+            return b"", reusable
+        chunked = "chunked" in (head.get("transfer-encoding") or "").lower()
+        declared = head.get("content-length")
+        length = int(declared) if declared and declared.isdigit() and not chunked else None
+        if not chunked and length is None:
+            reusable = False  # the body runs to the end of the connection
+        wanted = head.status not in REDIRECT_STATUSES and not (
+            html_only and _skippable(head.get("content-type")))
+        if not wanted:
+            # A redirect's or a non-HTML page's body: not read, unless small enough that
+            # reading it is cheaper than a new connection.
+            if length is not None and length <= DRAIN_BYTES:
+                await self._read_counted(connection, length, _BoundedDecoder("", length, url))
+                return b"", reusable
+            return b"", False
+        encoding = (head.get("content-encoding") or "identity").strip().lower()
+        if encoding not in ENCODINGS:
+            raise UnsupportedContent(f"unsupported content-encoding {encoding!r}", url=url)
+        if length is not None and length > limit and encoding in ("", "identity"):
+            raise BodyTooLarge(f"body of {length} bytes is larger than {limit}", url=url)
+        decoder = _BoundedDecoder("" if encoding == "identity" else encoding, limit, url)
+        if chunked:
+            return await self._read_chunked(connection, decoder), reusable
+        if length is not None:
+            return await self._read_counted(connection, length, decoder), reusable
+        body = bytearray()
+        while True:
+            async with asyncio.timeout(self.settings.read_timeout):
+                piece = await connection.reader.read(CHUNK)
+            if not piece:
+                return bytes(body), False
+            body += decoder.feed(piece)
+
+    async def _read_counted(self, connection: _Connection, length: int,
+                            decoder: _BoundedDecoder) -> bytes:
+        """`length` raw bytes, read a piece at a time so nothing unbounded is buffered."""
+        body = bytearray()
+        reader = connection.reader
+        async with asyncio.timeout(self.settings.read_timeout):
+            while length > 0:
+                piece = await reader.readexactly(min(length, CHUNK))
+                length -= len(piece)
+                body += decoder.feed(piece)
+        return bytes(body)
+
+    async def _read_chunked(self, connection: _Connection, decoder: _BoundedDecoder) -> bytes:
+        body = bytearray()
+        reader = connection.reader
+        async with asyncio.timeout(self.settings.read_timeout):
+            while True:
+                line = await reader.readuntil(b"\r\n")
+                size_text = line.split(b";", 1)[0].strip()
+                size = int(size_text, 16)  # ValueError on garbage: a malformed answer
+                if size == 0:
+                    while await reader.readuntil(b"\r\n") != b"\r\n":
+                        pass  # trailers
+                    return bytes(body)
+                while size > 0:  # a piece at a time: a huge declared size buffers nothing
+                    piece = await reader.readexactly(min(size, CHUNK))
+                    size -= len(piece)
+                    body += decoder.feed(piece)
+                if await reader.readexactly(2) != b"\r\n":
+                    raise ValueError("malformed chunk")
+
+    # -- connections --
+    def _pooled(self, origin: tuple[str, str, int]) -> _Connection | None:
+        idle = self._idle.get(origin)
+        while idle:
+            connection = idle.pop()
+            if connection.usable:
+                return connection
+            connection.close()
+        return None
+
+    def _release(self, origin: tuple[str, str, int], connection: _Connection) -> None:
+        idle = self._idle.setdefault(origin, [])
+        if len(idle) >= max(1, self.settings.concurrency):
+            connection.close()
+        else:
+            idle.append(connection)
+
+    async def _connect(self, scheme: str, host: str, port: int,
+                       addresses: list[str]) -> _Connection:
+        context = None
+        if scheme == "https":
+            if self._ssl is None:
+                self._ssl = build_ssl_context(self.settings.ca_bundle)
+            context = self._ssl
+        last: OSError | None = None
+        # Allowed hosts come back without addresses: connect by name, as the Fetcher does.
+        for address in addresses or [host]:
+            try:
+                async with asyncio.timeout(self.settings.connect_timeout):
+                    reader, writer = await asyncio.open_connection(
+                        address, port, ssl=context, limit=MAX_HEAD_BYTES,
+                        server_hostname=host if context is not None else None)
+                return _Connection(reader, writer)
+            except ssl.SSLError:
+                raise
+            except OSError as exc:  # next address, as a resolver would
+                last = exc
+        assert last is not None
+        raise last
+
+    async def _checked_addresses(self, host: str, port: int, url: str) -> list[str]:
+        """The guard's verdict for host:port, asked once per client (one scan)."""
+        key = (host, port)
+        known = self._addresses.get(key)
+        if known is None:
+            try:
+                known = await self.guard.check_host(host, port, url=url)
+            except RefusedAddress as exc:
+                known = exc
+            except FetchFailed as exc:
+                if exc.kind != "dns":
+                    raise  # a timed-out lookup may succeed next time
+                known = exc
+            self._addresses[key] = known
+        if isinstance(known, PagetrailError):
+            if isinstance(known, FetchFailed):
+                raise FetchFailed(str(known), url=url, kind=known.kind)
+            raise RefusedAddress(str(known), url=url)
+        return known
+
+
+def _skippable(content_type: str | None) -> bool:
+    """A declared type that is not HTML: a check does not need the body."""
+    mime = (content_type or "").split(";")[0].strip().lower()
+    return bool(mime) and mime not in HTML_TYPES
+
+
+def _response(requested: str, final_url: str, status: int, head: _Head, content: bytes,
+              chain: list[Hop], started: float) -> Response:
+    header = head.get("content-type")
+    mime = sniff_content_type(header, content)
+    return Response(url=requested, final_url=final_url, status=status,
+                    headers=httpx.Headers(head.headers), content=content, chain=chain,
+                    content_type=mime, charset=detect_charset(header, content, mime),
+                    elapsed=time.monotonic() - started)
+
