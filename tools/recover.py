@@ -97,6 +97,7 @@ class _Run:
     candidates: dict[str, CandidateEvidence] = field(default_factory=dict)  # normalised url
     fetched: set[str] = field(default_factory=set)
     timings: dict[str, float] = field(default_factory=dict)  # seconds spent per stage
+    host_silent: bool = False  # the dead URL's host never answered (timeout)
     _stage: tuple[str, float] | None = None
 
     def enter(self, stage: str) -> None:
@@ -199,6 +200,7 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
     early = _answer_for_live(run.url, check)
     if early is not None:
         return early
+    run.host_silent = _silent(check)
 
     await run.report("archive", 0, None, "looking for archived copies")
     at = link_date or check.checked_at
@@ -254,6 +256,9 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
         ranked = await _rank(run, reference)
     ranked = [c for c in ranked if normalize_url(c.url) not in rejected]
     recovery = _answer(run, check, memento, ranked, anchor_facts, evidence, store)
+    if check.verdict == "transient":
+        recovery.reason = ("the link did not answer (timeout): it may only be down for now; "
+                           + recovery.reason)
     if recovery.answer == "none" and memento is None:
         recovery.related_archived = await _related_archived(run, link_date, evidence)
     run.enter("done")
@@ -291,10 +296,22 @@ def _answer_for_live(url: str, check: CheckResult) -> Recovery | None:
                           evidence="the server redirects permanently to this page")
         return Recovery(url=url, check=check, answer="redirected", candidates=[moved],
                         reason="permanently redirected: the new address is the answer")
-    if check.verdict in ("transient", "blocked"):
+    if check.verdict == "transient" and not _silent(check):
+        return Recovery(url=url, check=check, answer="unverified",
+                        reason=f"not treated as dead: {check.verdict} ({check.reason})")
+    if check.verdict == "blocked":
         return Recovery(url=url, check=check, answer="unverified",
                         reason=f"not treated as dead: {check.verdict} ({check.reason})")
     return None
+
+
+def _silent(check: CheckResult) -> bool:
+    """The server never answered (a timeout, no status): it may be down for a while or gone
+    for good. A server that answers 5xx/429 is there; one that is silent gets a recovery,
+    whose answer says the link may only be down for now."""
+    error = check.evidence.get("error") if isinstance(check.evidence, dict) else None
+    kind = error.get("kind") if isinstance(error, dict) else None
+    return check.status is None and kind == "timeout"
 
 
 async def _memento(run: _Run, at: datetime | None) -> Memento | None:
@@ -380,7 +397,9 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
     service = SearchService(engine_set.engines, store=store, settings=run.settings,
                             secrets=engine_set.secrets)
     web = [e.name for e in engine_set.engines if e.name not in SITE_LOCAL]
-    site_local = [e.name for e in engine_set.engines if e.name in SITE_LOCAL]
+    site_local = [e.name for e in engine_set.engines if e.name in SITE_LOCAL
+                  # a silent dead host would only make the site engine wait out its timeouts
+                  and not (e.name == "site" and run.host_silent)]
     site = site_of(run.url)
     after = memento.datetime if memento else link_date
     search_context = SearchContext(dead_url=run.url, after=after)
@@ -509,7 +528,9 @@ def _answer(run: _Run, check: CheckResult, memento: Memento | None, ranked: list
     ranked = [c for c in ranked if c.kind != "archived"]
     # Fig. 8 of Martinez-Romo & Araujo: a one-common-word anchor without an archived copy
     # to verify against is not enough to recommend anything.
-    weak_anchor = memento is None and anchor_facts is not None and not anchor_facts.usable_alone
+    # (A stop anchor — "click here", the URL itself — says nothing: it is no weak anchor.)
+    weak_anchor = (memento is None and anchor_facts is not None
+                   and not anchor_facts.is_stop_anchor and not anchor_facts.usable_alone)
     if weak_anchor:
         ranked = [c.model_copy(update={"confidence": min(c.confidence, 0.3)}) for c in ranked]
     top = ranked[0] if ranked else None
