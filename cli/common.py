@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -43,6 +44,17 @@ def run_async(coro: Awaitable[T]) -> T:
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def parse_date(text: str | None, *, option: str = "date") -> datetime | None:
+    """An ISO date or date-time from the command line; naive means UTC."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise UsageError(f"{option}: not an ISO date: {text!r} (try 2019-06-01)") from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def fail(message: str, code: int = 2) -> int:

@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
 
 from rich.console import Console
 from rich.table import Table
 
-from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.cli.common import add_json_flag, parse_date, print_json, run_async
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.output import robust_link, summary_line
 from pagetrail.tools.urls import validate_url
-
-
-def parse_date(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise UsageError(f"not an ISO date: {text!r} (try 2019-06-01)") from exc
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +44,7 @@ def recover_command(args: argparse.Namespace) -> int:
 
     recovery = run_async(recover(
         args.url, source_url=args.source_url, anchor=args.anchor, context=args.context,
-        link_date=parse_date(args.date), store=open_store(), use_cache=not args.no_cache,
+        link_date=parse_date(args.date, option="--date"), store=open_store(), use_cache=not args.no_cache,
     ))
     if args.json:
         print_json(recovery)

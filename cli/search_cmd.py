@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
 
-from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.cli.common import UsageError, add_json_flag, parse_date, print_json, run_async
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.service import SearchOutcome
 from pagetrail.tools.settings import Settings, get_settings
@@ -23,16 +22,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--after", help="only URLs that appeared after this date (YYYY-MM-DD)")
     add_json_flag(parser)
     parser.set_defaults(func=handle)
-
-
-def parse_date(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise UsageError(f"--after: not an ISO date: {text!r}") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 async def run_search(settings: Settings, query: str, *, engines: list[str] | None,
@@ -62,7 +51,7 @@ def handle(args: argparse.Namespace) -> int:
         from pagetrail.tools.urls import validate_url
 
         dead_url = validate_url(args.dead_url) if args.dead_url else None
-        context = SearchContext(dead_url=dead_url, after=parse_date(args.after))
+        context = SearchContext(dead_url=dead_url, after=parse_date(args.after, option="--after"))
     outcome, notes = run_async(run_search(
         get_settings(), args.query, engines=args.engines, site=args.site,
         limit=args.limit, context=context,
