@@ -167,7 +167,22 @@ def _pattern(phrase: str) -> re.Pattern[str]:
     return pat
 
 
+_ANY_RE_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def _any_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    pat = _ANY_RE_CACHE.get(phrases)
+    if pat is None:
+        alternatives = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
+        pat = _ANY_RE_CACHE[phrases] = re.compile(
+            r"(?<!\w)(?:" + alternatives + r")(?!\w)", re.IGNORECASE)
+    return pat
+
+
 def find_phrases(text: str, phrases: tuple[str, ...]) -> list[str]:
+    # One combined search first: most pages hold none of the phrases (the scanner's hot path).
+    if not _any_pattern(phrases).search(text):
+        return []
     return [p for p in phrases if _pattern(p).search(text)]
 
 
