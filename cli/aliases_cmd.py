@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--min-quality", type=float, default=None)
     evaluate.add_argument("--margin", type=float, default=None)
     evaluate.add_argument("--min-support", type=int, default=None)
+    evaluate.add_argument("--folder-min-quality", type=float, default=None,
+                          help="quality bar for a simple, unrefuted rule from the URL's folder")
+    evaluate.add_argument("--folder-max-complexity", type=int, default=None)
     evaluate.add_argument("--real-world", action="store_true",
                           help="also score leave-one-out on FABLE's 4,680 real-world aliases")
     add_json_flag(evaluate)
@@ -55,12 +58,9 @@ def eval_handler(args: argparse.Namespace) -> int:
     from pagetrail.tools.alias_eval import evaluate_aliases, load_fable_dataset
     from pagetrail.tools.aliases import Thresholds
 
-    defaults = Thresholds()
-    thresholds = Thresholds(
-        min_support=args.min_support if args.min_support is not None else defaults.min_support,
-        min_quality=args.min_quality if args.min_quality is not None else defaults.min_quality,
-        margin=args.margin if args.margin is not None else defaults.margin,
-    )
+    given = {name: getattr(args, name) for name in (
+        "min_support", "min_quality", "margin", "folder_min_quality", "folder_max_complexity")}
+    thresholds = Thresholds(**{k: v for k, v in given.items() if v is not None})
     report = evaluate_aliases(load_fable_dataset(args.data), thresholds,
                               real_world=args.real_world)
     if args.json:
@@ -81,5 +81,7 @@ def format_table(report) -> str:  # type: ignore[no-untyped-def]
     t = report.thresholds
     lines.append(f"correct = equal after normalize_url (http≡https, www., trailing /); strict = "
                  f"no scheme/:80/trailing / only. thresholds: quality≥{t.min_quality} "
-                 f"support≥{t.min_support} margin={t.margin}; {report.seconds:.1f} s")
+                 f"support≥{t.min_support} margin={t.margin}, in the URL's folder "
+                 f"quality≥{t.folder_min_quality} if unrefuted and complexity≤"
+                 f"{t.folder_max_complexity}; {report.seconds:.1f} s")
     return "\n".join(lines)

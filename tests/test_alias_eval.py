@@ -18,6 +18,7 @@ from pagetrail.tools.alias_eval import (
     strict_key,
 )
 from pagetrail.tools.aliases import KnownMove
+from pagetrail.tools.urls import same_url
 
 
 def gt_row(url: str, alias: str, inference: str | None = None,
@@ -62,6 +63,25 @@ def test_leave_one_out_never_learns_from_the_url_itself(tmp_path: Path) -> None:
     report = evaluate_aliases(dataset)
     ours = report.rows[0]
     assert (ours.proposed, ours.correct) == (0, 0)
+
+
+def test_leave_one_out_holds_when_the_site_teaches_something_else(tmp_path: Path) -> None:
+    # The URL's own move (twice, spelled two ways) is an odd one; its folder's other moves
+    # teach a different, confident rule. Were the own move used, its rule would reproduce the
+    # truth and contradict the others; left out, the proposal follows the others — wrong
+    # here, which proves the own alias never reached the learner.
+    odd = "http://www.b.example/news/2016/odd-one.html"
+    odd_alias = "https://b.example/special/odd-one/"
+    others = [(f"http://www.b.example/news/2016/{w}.html", f"https://b.example/{w}/")
+              for w in ("first", "second", "third")]
+    data = write_dataset(tmp_path, [gt_row(odd, odd_alias)], [],
+                         aliases=[*others, ("https://b.example:443/news/2016/odd-one.html",
+                                            odd_alias)])
+    report = evaluate_aliases(load_fable_dataset(data))
+    ours = report.rows[0]
+    assert (ours.proposed, ours.correct) == (1, 0)
+    learner = SiteLearner(load_fable_dataset(data).real_world_moves)
+    assert same_url(learner.rank(odd)[0][0].url, "https://b.example/odd-one/")
 
 
 def test_learns_from_the_other_urls_of_the_site(tmp_path: Path) -> None:

@@ -16,10 +16,13 @@ from pagetrail.tools.aliases import (
     KnownMove,
     Style,
     Thresholds,
+    depth_free,
+    explain_move,
     infer_aliases,
     learn_rules,
     propose,
     render,
+    render_tail,
     verify_proposals,
 )
 from pagetrail.tools.errors import InvalidURL
@@ -125,6 +128,57 @@ def test_a_different_shape_is_not_vouched_for() -> None:
     assert best_url(known, "https://p.example/2016/07/z-post/amp/") is None
 
 
+def test_one_unrefuted_move_in_the_same_folder_is_enough() -> None:
+    # FABLE's unit is the directory: one move from the dead URL's own folder, contradicted by
+    # nothing, is trusted; the same single move seen only in another folder is not.
+    known = moves(("http://d.example/dms/news/kosovo.shtml",
+                   "https://med.d.example/news/kosovo.shtml"))
+    assert best_url(known, "http://d.example/dms/news/sids.shtml") == \
+        "https://med.d.example/news/sids.shtml"
+    assert best_url(known, "http://d.example/english/people/pease.shtml") is None
+
+
+def test_a_complex_single_move_is_not_enough() -> None:
+    # One move explained only by several constants and renamed folders is an over-fit.
+    known = moves(("http://m.example/client_service/digital/people/hyo_yeon",
+                   "https://m.example/business-functions/digital/how-we-help/hyo-yeon"))
+    result = infer_aliases(known, "http://m.example/client_service/digital/people/jo_kim")
+    assert result.best is None
+
+
+def test_date_folders_count_as_the_same_folder() -> None:
+    # /2013/05/29/ and /2013/08/05/ are one folder for the folder-level rule: a single move
+    # from another day still speaks for this one.
+    known = moves(("http://blog.c.example/2013/05/29/secret-to-sales-copy/",
+                   "https://www.c.example/secret-to-sales-copy/"))
+    assert best_url(known, "http://blog.c.example/2014/01/02/pricing-pages/") == \
+        "https://www.c.example/pricing-pages/"
+    # Named folders still differ: /news/2014/… is not the folder /2013/….
+    assert best_url(known, "http://blog.c.example/news/01/02/pricing-pages/") is None
+
+
+def test_a_prefix_rewrite_is_vouched_for_by_deeper_moves_of_the_same_folder() -> None:
+    known = moves(
+        ("http://g.example/bassr/heath/iguide/faulkner.html",
+         "https://faculty.g.example/bassr/heath/iguide/faulkner.html"),
+        ("http://g.example/bassr/511/projects/waibel/towhom.htm",
+         "https://faculty.g.example/bassr/511/projects/waibel/towhom.htm"),
+    )
+    assert best_url(known, "http://g.example/bassr/heath/detroit.html") == \
+        "https://faculty.g.example/bassr/heath/detroit.html"
+    # ...but not site-wide: another top folder may have gone elsewhere.
+    assert best_url(known, "http://g.example/admissions/apply.html") is None
+
+
+def test_an_extension_added_to_a_kept_tail_goes_on_the_last_segment() -> None:
+    known = moves(
+        ("http://c.example/blog/2012/03/30/ehdd-day", "https://old.c.example/blog/2012/03/30/ehdd-day.html"),
+        ("http://c.example/blog/2012/05/09/mit-visit", "https://old.c.example/blog/2012/05/09/mit-visit.html"),
+    )
+    assert best_url(known, "http://c.example/blog/2013/01/02/new-year") == \
+        "https://old.c.example/blog/2013/01/02/new-year.html"
+
+
 def test_excluded_moves_are_never_used() -> None:
     known = moves(("http://e.example/a/one.html", "https://e.example/b/one/"))
     book = learn_rules(known)
@@ -133,11 +187,34 @@ def test_excluded_moves_are_never_used() -> None:
     assert propose(book, "http://e.example/a/two.html", exclude={0}).proposals == []
 
 
+def test_path_folders_become_a_query() -> None:
+    known = moves(
+        ("http://www.a.example/archive/firesprings/2009/05",
+         "https://archive.a.example/newsletter/firesprings?publish_at_year_month=2009-05"),
+        ("http://www.a.example/archive/whoisjeff/2009/08",
+         "https://archive.a.example/newsletter/whoisjeff?publish_at_year_month=2009-08"),
+        ("http://www.a.example/archive/momnews/2010/01",
+         "https://archive.a.example/newsletter/momnews?publish_at_year_month=2010-01"),
+    )
+    assert best_url(known, "http://www.a.example/archive/murderyourjob/2009/02") == \
+        "https://archive.a.example/newsletter/murderyourjob?publish_at_year_month=2009-02"
+
+
+def test_depth_free_rules_are_prefix_rewrites_only() -> None:
+    move = KnownMove("http://g.example/a/b/c.html", "https://new.g.example/b/c.html")
+    described = {t.describe(): depth_free(t) for t in explain_move(move)}
+    assert described["new.g.example/seg[1:]"] is True
+    assert described["new.g.example/seg[-2]/seg[-1]"] is False
+
+
 def test_render_styles() -> None:
     assert render("15002-Sullivan-Library-One.html",
                   Style(ext="strip", strip_lead_number=True, lower=True)) == "sullivan-library-one"
     assert render("INSERT_DELAYED.html", Style(sep="-", lower=True)) == "insert-delayed.html"
     assert render("7", Style(zpad=2)) == "07"
+    # In a kept tail an extension change is the last segment's; folders keep their dots.
+    assert render_tail(["v2.1", "guide", "intro"], Style(ext=".html")) == \
+        ["v2.1", "guide", "intro.html"]
 
 
 # --- store --------------------------------------------------------------------------------

@@ -310,5 +310,7 @@ def evaluate_aliases(dataset: FableDataset, thresholds: Thresholds = DEFAULT_THR
 
 def sweep_thresholds(judged: Sequence[Judged], grid: Iterable[Thresholds]) -> list[Row]:
     """Score the same rankings under several thresholds (calibration without re-learning)."""
-    return [score(f"q≥{t.min_quality} s≥{t.min_support} m={t.margin}", decisions(judged, t))
+    return [score(f"q≥{t.min_quality} s≥{t.min_support} m={t.margin} "
+                  f"folder q≥{t.folder_min_quality} c≤{t.folder_max_complexity}",
+                  decisions(judged, t))
             for t in grid]

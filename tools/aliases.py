@@ -10,6 +10,13 @@ move is a candidate rule; a rule's *support* is the number of known moves it rep
 exactly, its *applicable* count the number it produces any URL for (the difference are
 counter-examples). A dead URL gets the outputs of the rules as proposals, ranked by rule
 quality; we abstain when the best rule is weak or a competing proposal is nearly as good.
+The new query may also be built from old path segments (/list/2009/02 → ?month=2009-02).
+
+Rules are judged against the moves of the dead URL's own folder first (date and numeric
+folders count as one name), then wider. As in FABLE, the folder is the unit: a simple rule
+that one move of the same folder supports and none contradicts is trusted; elsewhere a rule
+needs more support. The thresholds keep precision ≥ 0.9 on a sample of FABLE's real-world
+aliases (leave-one-out); see `alias_eval.sweep_thresholds`.
 
 Pure functions, except `verify_proposals`, which fetches the proposals.
 """
@@ -36,6 +43,8 @@ MAX_TEMPLATES_PER_MOVE = 96
 DEFAULT_MIN_SUPPORT = 1
 DEFAULT_MIN_QUALITY = 0.7
 DEFAULT_MARGIN = 0.1
+DEFAULT_FOLDER_MIN_QUALITY = 0.5
+DEFAULT_FOLDER_MAX_COMPLEXITY = 1
 
 _EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
 _LEAD_NUMBER = re.compile(r"^\d+[-_]+")
@@ -153,6 +162,14 @@ def render(text: str, style: Style, *, is_title: bool = False) -> str:
     return base + ext
 
 
+def render_tail(segments: Sequence[str], style: Style) -> list[str]:
+    """A tail of the path restyled: an extension change concerns the last segment only
+    (/2012/05/09/slug → /2012/05/09/slug.html), the other restylings every segment."""
+    folders = style._replace(ext="keep")
+    return [render(s, style if i == len(segments) - 1 else folders)
+            for i, s in enumerate(segments)]
+
+
 def _style_grid(target: str) -> list[Style]:
     match = _EXT.search(target)
     exts = ["keep", "strip"] + ([match.group().lower()] if match else [])
@@ -164,14 +181,20 @@ def _style_grid(target: str) -> list[Style]:
 
 
 def matching_styles(sources: Sequence[str], targets: Sequence[str], *,
-                    is_title: bool = False) -> list[Style]:
-    """The simplest and the most normalising style that map each source to its target."""
+                    is_title: bool = False, tail: bool = False) -> list[Style]:
+    """The simplest and the most normalising style that map each source to its target
+    (`tail`: the sources are consecutive path segments, restyled by `render_tail`)."""
     if len(sources) == len(targets) == 1 and sources[0].isdigit() and targets[0].isdigit():
         s, t = sources[0], targets[0]
         if s != t and int(s) == int(t) and len(t) > len(s):
             return [Style(zpad=len(t))]
-    found = [st for st in _style_grid(targets[-1])
-             if all(render(s, st, is_title=is_title) == t for s, t in zip(sources, targets, strict=True))]
+    if tail:
+        found = [st for st in _style_grid(targets[-1])
+                 if render_tail(sources, st) == list(targets)]
+    else:
+        found = [st for st in _style_grid(targets[-1])
+                 if all(render(s, st, is_title=is_title) == t
+                        for s, t in zip(sources, targets, strict=True))]
     if not found:
         return []
     simplest = min(found, key=Style.ops)
@@ -194,7 +217,9 @@ class Template(NamedTuple):
     scheme: str
     host: tuple[str | int, ...]    # ("same",) | ("const", host) | ("seg", index, suffix)
     path: tuple[Piece, ...]
-    query: tuple[str, ...]         # ("same",) | ("const", query)
+    # ("same",) | ("const", query) | ("path", ((key, start, end, joiner), ...)): each value
+    # the old path segments [start:end] (negative: from the end) joined — /2009/02 → ?ym=2009-02
+    query: tuple[object, ...]
     slash: bool
 
     def describe(self) -> str:
@@ -214,8 +239,13 @@ class Template(NamedTuple):
                 label = f"seg[{p.ref}:]"
             style = p.style.describe()
             pieces.append(f"{label}{'{' + style + '}' if style else ''}")
-        query = "?query" if self.query[0] == "same" else (f"?{self.query[1]}" if self.query[1]
-                                                            else "")
+        if self.query[0] == "same":
+            query = "?query"
+        elif self.query[0] == "path":
+            query = "?" + "&".join(f"{key}=seg[{a}:{b or ''}]{{join={joiner!r}}}"
+                                   for key, a, b, joiner in self.query[1])  # type: ignore[union-attr]
+        else:
+            query = f"?{self.query[1]}" if self.query[1] else ""
         return f"{host}/{'/'.join(map(str, pieces))}{'/' if self.slash else ''}{query}"
 
 
@@ -266,7 +296,7 @@ def apply_template(t: Template, old: UrlParts) -> Applied | None:
             start = int(piece.ref)
             if start > last:
                 return None
-            values = [render(s, piece.style) for s in segs[start:]]
+            values = render_tail(segs[start:], piece.style)
             identity = True
         elif piece.kind == "query":
             raw = dict(old.query_values).get(str(piece.ref))
@@ -286,10 +316,54 @@ def apply_template(t: Template, old: UrlParts) -> Applied | None:
     if t.query[0] == "same":
         query = old.query
         identity = identity or bool(old.query)
+    elif t.query[0] == "path":
+        pairs = []
+        for key, start, end, joiner in t.query[1]:  # type: ignore[union-attr]
+            values = _segment_run(segs, start, end)
+            if values is None:
+                return None
+            pairs.append(f"{key}={joiner.join(values)}")
+            identity = True
+        query = "&".join(pairs)
     else:
-        query = t.query[1]
+        query = str(t.query[1])
     path = "/" + "/".join(out) + ("/" if t.slash and out else "")
     return Applied(f"{t.scheme}://{host}{path}{'?' + query if query else ''}", identity)
+
+
+def _segment_run(segments: Sequence[str], start: int, end: int) -> list[str] | None:
+    """segments[start:end] (end 0: to the last), None when the path is too short for it."""
+    n = len(segments)
+    lo = start if start >= 0 else n + start
+    hi = n if end == 0 else (end if end > 0 else n + end)
+    return list(segments[lo:hi]) if 0 <= lo < hi <= n else None
+
+
+MAX_QUERY_RUN = 3
+_QUERY_JOINERS = ("-", "/", "_", "")
+
+
+def _query_from_path(new: UrlParts, old: UrlParts) -> list[tuple[object, ...]]:
+    """Ways to build the whole new query from runs of old path segments (path → query):
+    /archive/list/2009/02 → ?publish_at_year_month=2009-02, /0521772893/ → ?isbn=0521772893."""
+    if not new.query_values or not old.segments:
+        return []
+    n = len(old.segments)
+    per_key: list[list[tuple[str, int, int, str]]] = []
+    for key, value in new.query_values:
+        found = []
+        for length in range(1, min(MAX_QUERY_RUN, n) + 1):
+            for lo in range(n - length + 1):
+                run = old.segments[lo:lo + length]
+                for joiner in _QUERY_JOINERS[: 1 if length == 1 else None]:
+                    if joiner.join(run) == value:
+                        hi = lo + length
+                        # Anchored at the end when the run ends the path, else at the start.
+                        found.append((key, lo - n, 0, joiner) if hi == n else (key, lo, hi, joiner))
+        if not found:
+            return []
+        per_key.append(found[:2])
+    return [("path", combo) for combo in itertools.islice(itertools.product(*per_key), 4)]
 
 
 def _segment_alternatives(target: str, position: int, new_length: int,
@@ -324,7 +398,7 @@ def _tail_alternatives(targets: Sequence[str], old: UrlParts) -> list[Piece]:
     start = len(old.segments) - len(targets)
     if len(targets) < 2 or start < 0:
         return []
-    styles = matching_styles(old.segments[start:], targets)
+    styles = matching_styles(old.segments[start:], targets, tail=True)
     return [Piece("tail", start, style) for style in styles]
 
 
@@ -357,7 +431,7 @@ def explain_move(move: KnownMove) -> list[Template]:
     new = parse_parts(move.new_url)
     if not old.host or not new.host:
         return []
-    queries: list[tuple[str, ...]] = [("const", new.query)]
+    queries: list[tuple[object, ...]] = [("const", new.query), *_query_from_path(new, old)]
     if old.query and old.query == new.query:
         queries.insert(0, ("same",))
     templates = [
@@ -418,6 +492,7 @@ class Proposal:
     scope: int            # leading path segments the scope's moves share with the dead URL
     confident: bool = False
     method: str = "INFER"
+    votes: int = 0        # known moves (in scope) reproduced by *any* rule giving this URL
 
 
 @dataclass(frozen=True)
@@ -427,6 +502,10 @@ class Thresholds:
     min_support: int = DEFAULT_MIN_SUPPORT
     min_quality: float = DEFAULT_MIN_QUALITY
     margin: float = DEFAULT_MARGIN
+    # FABLE's unit of inference is the directory: an unrefuted, simple rule learned from
+    # moves in the dead URL's own folder is trusted with less support than a site-wide one.
+    folder_min_quality: float = DEFAULT_FOLDER_MIN_QUALITY
+    folder_max_complexity: int = DEFAULT_FOLDER_MAX_COMPLEXITY
 
 
 DEFAULT_THRESHOLDS = Thresholds()
@@ -450,13 +529,30 @@ def complexity(t: Template) -> int:
     return cost + (t.query[0] == "const" and bool(t.query[1]))
 
 
+def depth_free(t: Template) -> bool:
+    """True when `t` means the same on paths of any depth: it replaces a leading part of the
+    path (constants, renamed leading folders) and keeps the whole rest — a prefix rewrite,
+    which a move one folder deeper tests as well. (Keeping only the last segment is not:
+    /2016/07/slug/amp is not /2016/07/slug.)"""
+    if any(p.kind == "map" and p.ref[0] < 0 for p in t.path):  # type: ignore[index]
+        return False
+    variable = [p for p in t.path if p.kind not in ("const", "map")]
+    return len(variable) == 1 and variable[0] is t.path[-1] and variable[0].kind == "tail"
+
+
 def _shape(parts: UrlParts) -> tuple[int, tuple[str, ...]]:
     return len(parts.segments), tuple(sorted({k for k, _ in parts.query_values}))
 
 
+def _same_folder_name(a: str, b: str) -> bool:
+    # Date folders (2014/06/12) and numeric ids (article/1381193055/slug) vary from page to
+    # page: for "the same folder" they count as one name.
+    return a == b or (a.isdigit() and b.isdigit())
+
+
 def _shared_prefix(a: Sequence[str], b: Sequence[str]) -> int:
     n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
+    while n < min(len(a), len(b)) and _same_folder_name(a[n], b[n]):
         n += 1
     return n
 
@@ -477,12 +573,15 @@ def rank_proposals(book: RuleBook, dead_url: str, *, title: str | None = None,
     dead_norm = normalize_url(dead_url)
     # Only moves of the same shape (path depth, query keys) vouch for a rule here: a rule
     # seen to work on /y/m/slug says nothing about /y/m/slug/amp or /page?id=3.
+    # A depth-free rule (see `depth_free`) is also vouched for by moves of other depths.
     shape = _shape(old)
     shared = []
+    shared_any_depth = []
     for move in book.moves:
         parts = parse_parts(move.old_url)
-        shared.append(_shared_prefix(old.segments, parts.segments)
-                      if _shape(parts) == shape else -1)
+        prefix = _shared_prefix(old.segments, parts.segments)
+        shared.append(prefix if _shape(parts) == shape else -1)
+        shared_any_depth.append(prefix if _shape(parts)[1] == shape[1] else -1)
     outputs: list[tuple[Rule, str, str]] = []
     for rule in book.rules:
         if not rule.generators - excluded or not rule.reproduced - excluded:
@@ -493,16 +592,23 @@ def rank_proposals(book: RuleBook, dead_url: str, *, title: str | None = None,
         key = normalize_url(applied.url)
         if key != dead_norm:
             outputs.append((rule, applied.url, key))
-    levels = sorted({k for i, k in enumerate(shared) if i not in excluded and k >= 0},
+    levels = sorted({k for i, k in enumerate(shared_any_depth) if i not in excluded and k >= 0},
                     reverse=True)
     ranking: Ranking = []
     for level in levels:
-        scope = {i for i, k in enumerate(shared) if k >= level} - excluded
+        same_depth = {i for i, k in enumerate(shared) if k >= level} - excluded
+        # ...but only inside a shared folder: site-wide, a prefix rewrite seen in one folder
+        # says little about another (yale.edu/<any dept>/… is not all teachersinstitute).
+        any_depth = ({i for i, k in enumerate(shared_any_depth) if k >= level} - excluded
+                     if level > 0 else same_depth)
         best: dict[str, tuple[tuple[float, int, int], Rule, str, int]] = {}
+        agreeing: dict[str, set[int]] = {}
         for rule, url, key in outputs:
+            scope = any_depth if depth_free(rule.template) else same_depth
             support = len(rule.reproduced & scope)
             if not support:
                 continue
+            agreeing.setdefault(key, set()).update(rule.reproduced & scope)
             applicable = len(rule.applicable & scope)
             rank = (support / (applicable + 1), -complexity(rule.template), support)
             if key not in best or rank > best[key][0]:
@@ -511,13 +617,22 @@ def rank_proposals(book: RuleBook, dead_url: str, *, title: str | None = None,
         if ordered:
             ranking.append([
                 Proposal(url, rule.template.describe(), support, applicable, round(quality, 4),
-                         -neg_cost, level)
+                         -neg_cost, level, votes=len(agreeing[normalize_url(url)]))
                 for (quality, neg_cost, support), rule, url, applicable in ordered[:10]
             ])
     return ranking
 
 
-def _decide_scope(ranked: list[Proposal], thresholds: Thresholds) -> str:
+def _min_quality(top: Proposal, folder_depth: int, thresholds: Thresholds) -> float:
+    """The quality bar for `top`: lower when its evidence lies in the dead URL's own folder,
+    no move there contradicts it, and it is simple (few constants or restylings)."""
+    if (top.scope >= folder_depth and top.applicable == top.support
+            and top.complexity <= thresholds.folder_max_complexity):
+        return min(thresholds.min_quality, thresholds.folder_min_quality)
+    return thresholds.min_quality
+
+
+def _decide_scope(ranked: list[Proposal], thresholds: Thresholds, folder_depth: int) -> str:
     top = ranked[0]
     # A rival counts only if it is at least as general: a more complex rule that does about
     # as well is an over-fit explanation, not a disagreement.
@@ -525,8 +640,9 @@ def _decide_scope(ranked: list[Proposal], thresholds: Thresholds) -> str:
     runner_up = max(rivals, default=0.0)
     if top.support < thresholds.min_support:
         return f"best rule reproduces {top.support} move(s) < {thresholds.min_support}"
-    if top.quality < thresholds.min_quality:
-        return f"best rule quality {top.quality:.2f} < {thresholds.min_quality}"
+    min_quality = _min_quality(top, folder_depth, thresholds)
+    if top.quality < min_quality:
+        return f"best rule quality {top.quality:.2f} < {min_quality}"
     if top.quality - runner_up < thresholds.margin:
         return f"rules disagree ({top.quality:.2f} vs {runner_up:.2f})"
     return "confident"
@@ -543,6 +659,7 @@ def decide(dead_url: str, ranking: Ranking, thresholds: Thresholds = DEFAULT_THR
     others = list(merged.values())
     preferred: str | None = None
     reason = "no rule applies"
+    folder_depth = len(parse_parts(dead_url).segments) - 1
     for ranked in ranking:
         top = ranked[0]
         key = normalize_url(top.url)
@@ -550,7 +667,7 @@ def decide(dead_url: str, ranking: Ranking, thresholds: Thresholds = DEFAULT_THR
             reason = "the dead URL's folder and the wider site disagree"
             break
         preferred = key
-        reason = _decide_scope(ranked, thresholds)
+        reason = _decide_scope(ranked, thresholds, folder_depth)
         if reason == "confident":
             rest = [p for p in others if normalize_url(p.url) != key]
             return Inference(dead_url, [replace(top, confident=True), *rest[: limit - 1]],
