@@ -27,6 +27,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    bindparam,
     delete,
     insert,
     select,
@@ -125,14 +126,19 @@ class FrontierPage:
 
 
 def record_pages_done(session: Session, scan_id: str, pages: Iterable[tuple[str, int]]) -> None:
-    """Mark crawled pages done (idempotent: a page already recorded is left alone)."""
+    """Mark crawled pages done (idempotent: a page already recorded is left alone).
+
+    Core statements, not ORM objects: a crawl records thousands of pages, and the unit of
+    work's bookkeeping cost more than the inserts."""
     keys = {url_key(url): (url, depth) for url, depth in pages}
     if not keys:
         return
     known = set(session.scalars(select(ScanPage.url_key).where(
         ScanPage.scan_id == scan_id, ScanPage.url_key.in_(list(keys)))))
-    session.add_all(ScanPage(scan_id=scan_id, url_key=k, url=u, depth=d, done=True)
-                    for k, (u, d) in keys.items() if k not in known)
+    rows = [{"scan_id": scan_id, "url_key": k, "url": u, "depth": d, "done": True}
+            for k, (u, d) in keys.items() if k not in known]
+    if rows:
+        session.connection().execute(insert(ScanPage.__table__), rows)
 
 
 def done_pages(store: Store, scan_id: str) -> list[FrontierPage]:
@@ -152,11 +158,14 @@ def replace_edges_of_pages(session: Session, pages: Sequence[tuple[str, Sequence
     urls = [url for url, _ in pages]
     for start in range(0, len(urls), 500):
         session.execute(delete(LinkEdge).where(LinkEdge.page_url.in_(urls[start:start + 500])))
+    # seen_at per row, not one per batch: backlinks() lists the most recently seen first,
+    # and ties would leave that order to the database.
     rows = [{"page_url": url, "target_url": e.target_url, "anchor": e.anchor[:1000],
              "context": e.context[:2000], "seen_at": utcnow()}
             for url, edges in pages for e in edges]
     if rows:
-        session.execute(insert(LinkEdge), rows)
+        # Core executemany: the ORM's bulk insert path costs several times more per row.
+        session.connection().execute(insert(LinkEdge.__table__), rows)
     return len(rows)
 
 
@@ -190,6 +199,50 @@ def load_states(session: Session, urls: Iterable[str]) -> dict[str, LinkStatus]:
                 LinkStatus.url_key.in_(key_list[start:start + 500]))):
             rows[keys[row.url_key]] = row
     return rows
+
+
+# The columns of a LinkStatus row, as plain mappings for the scanner's write path.
+STATE_COLUMNS = ("url_key", "url", "state", "counted", "history", "first_failed_at",
+                 "last_checked_at", "last_verdict", "confirmed_at", "changed_at", "last_scan_id")
+
+
+def load_state_rows(session: Session, urls: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """URL → its LinkStatus columns (`STATE_COLUMNS`), for the URLs that have a state.
+
+    What `load_states` gives, as dictionaries: the scanner reads and rewrites thousands of
+    states per batch, and ORM objects cost more to load and flush than the work itself."""
+    keys = {url_key(u): u for u in urls}
+    key_list = list(keys)
+    columns = [LinkStatus.__table__.c[name] for name in STATE_COLUMNS]
+    rows: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(key_list), 500):
+        chunk = key_list[start:start + 500]
+        for row in session.connection().execute(
+                select(*columns).where(LinkStatus.__table__.c.url_key.in_(chunk))).mappings():
+            rows[keys[row["url_key"]]] = dict(row)
+    return rows
+
+
+def save_state_rows(session: Session, new: Sequence[dict[str, Any]],
+                    changed: Sequence[dict[str, Any]]) -> None:
+    """Insert the `new` LinkStatus rows and rewrite the `changed` ones (each a full row of
+    `STATE_COLUMNS`, matched on url_key), one executemany each."""
+    table = LinkStatus.__table__
+    connection = session.connection()
+    if new:
+        connection.execute(insert(table), list(new))
+    if changed:
+        # Without .values(), the SET clause is made of the parameters' other keys.
+        statement = update(table).where(table.c.url_key == bindparam("key"))
+        connection.execute(statement, [
+            {"key": row["url_key"], **{k: v for k, v in row.items() if k != "url_key"}}
+            for row in changed])
+
+
+def insert_checks(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """LinkCheck rows (column → value), one executemany."""
+    if rows:
+        session.connection().execute(insert(LinkCheck.__table__), list(rows))
 
 
 def states_by_url(store: Store, urls: Iterable[str]) -> dict[str, LinkStatus]:

@@ -4,19 +4,22 @@ through the shared sibling probe."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gzip
 import threading
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import quote
 
 import pytest
 
-from pagetrail.tools.bulkfetch import BulkFetcher, parse_head, request_target
+from pagetrail.tools.bulkfetch import TARGET_SAFE, BulkFetcher, parse_head, request_target
 from pagetrail.tools.errors import (
     BodyTooLarge,
     DecompressionBomb,
+    FetchFailed,
     RedirectLoop,
     RefusedAddress,
     TooManyRedirects,
@@ -125,6 +128,16 @@ async def bulk() -> AsyncIterator[BulkFetcher]:
 
 # --- pure parts -----------------------------------------------------------------------
 
+def test_request_target_skips_quoting_only_what_quote_keeps() -> None:
+    safe_url = "http://ex.org/a-b_c.~/x;y=1,2@3:4!$&'()*+[]?q=1&r=%20"
+    assert request_target(safe_url)[1] == "/a-b_c.~/x;y=1,2@3:4!$&'()*+[]?q=1&r=%20"
+    for code in range(0x800):  # beyond ASCII everything is quoted
+        char = chr(code)
+        if char in "?#\t\r\n":  # these end the path, or urlsplit drops them
+            continue
+        assert request_target(f"http://ex.org/{char}")[1] == "/" + quote(char, safe=TARGET_SAFE)
+
+
 def test_parse_head_and_request_target() -> None:
     head = parse_head(b"HTTP/1.1 301 Moved\r\nLocation: /b\r\nX-A:  1 \r\nx-a: 2")
     assert (head.version, head.status, head.get("location")) == ("HTTP/1.1", 301, "/b")
@@ -216,6 +229,43 @@ async def test_body_limits_chunked_gzip_and_bombs(
     assert (pdf.status, pdf.content_type, pdf.content) == (200, "application/pdf", b"")
     with pytest.raises(BodyTooLarge):
         await bulk.get(server.base + "/pdf", html_only=False)
+
+
+@contextlib.asynccontextmanager
+async def stalling_server(head: bytes) -> AsyncIterator[str]:
+    """A server that sends `head` (and part of a body) and then nothing until closed."""
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(head)
+            await writer.drain()
+            await asyncio.sleep(60)
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("head", [
+    b"",  # no answer at all
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<html>",
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"5\r\n<html\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html>",  # body runs to the close
+])
+async def test_a_stalled_answer_ends_at_the_read_timeout_not_the_total_one(head: bytes) -> None:
+    quick_reads = settings(read_timeout=0.2, total_timeout=30.0, retries=0)
+    async with stalling_server(head) as base, Fetcher(quick_reads) as fetcher:
+        client = BulkFetcher(fetcher, html_only=True)
+        # Far below the total timeout: only the read timeout can end the wait in time.
+        async with asyncio.timeout(10):
+            with pytest.raises(FetchFailed) as failed:
+                await client.get(base + "/stall")
+        await client.aclose()
+    assert failed.value.kind == "timeout" and client.delegated == 1
 
 
 async def test_transient_answers_go_to_the_fetcher_and_its_retry(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -10,11 +11,16 @@ from test_fetch import Route, html, loopback_settings, quick_fetcher, redirect, 
 
 from pagetrail.cli.main import main
 from pagetrail.tools.check import (
+    NOT_FOUND_PHRASES,
+    PARKING_PHRASES,
+    PARKING_SERVICES,
     Observation,
     Observations,
     check_link,
     classify,
     cosine,
+    find_phrases,
+    fold_case,
     not_found_evidence,
     parking_evidence,
     resemblance,
@@ -236,6 +242,59 @@ def test_wording_and_parking_evidence() -> None:
     assert not parking_evidence("GoDaddy earnings", long_text, None)["parked"]
 
 
+def test_wording_tests_skip_the_token_count_only_when_it_cannot_matter() -> None:
+    # No cue at all: not measured (the count is wordfreq's, the costly part).
+    assert not_found_evidence("Welcome", "all fine here")["tokens"] is None
+    assert parking_evidence("Welcome", "all fine here", None)["tokens"] is None
+    # A cue: measured, and the length decides as before.
+    short = not_found_evidence("Oops", "Sorry, this page does not exist.")
+    assert short["tokens"] == 6 and short["short_page"] and short["score"] == 1
+    long_page = not_found_evidence("Oops", "Sorry, this page does not exist. " + "word " * 500)
+    assert not long_page["short_page"] and long_page["text_phrases"] == []
+    # A strong title without any listed phrase ("Error404") still gets its length measured.
+    assert not_found_evidence("Error404", "nothing here")["short_page"] is True
+
+
+PHRASES = NOT_FOUND_PHRASES + PARKING_PHRASES + PARKING_SERVICES
+
+
+def reference_find_phrases(text: str, phrases: tuple[str, ...]) -> list[str]:
+    """What find_phrases promises: re.IGNORECASE whole-word search, phrase by phrase."""
+    return [p for p in phrases
+            if re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", text, re.IGNORECASE)]
+
+
+@pytest.mark.parametrize("text", [
+    "Page NOT FOUND", "Error 404 – the page could not be found", "x404", "4040 results",
+    "NOT_FOUND", "not found_", "Seite NICHT GEFUNDEN", "PÁGINA NO ENCONTRADA",
+    "СТРАНИЦА НЕ НАЙДЕНА", "DOEſ NOT EXIſT", "FİLE NOT FOUND", "fıle not found",
+    "this domain is for sale!", "Buy this domain\u00a0now", "sedoparking.com", "above.com.",
+    "page\u0345not found", "ﬆ not found", "", "no", "n'existe pas", "doesn’t exist",
+])
+def test_find_phrases_agrees_with_case_insensitive_regex(text: str) -> None:
+    assert find_phrases(text, PHRASES) == reference_find_phrases(text, PHRASES)
+
+
+def test_fold_case_agrees_with_re_ignorecase_on_every_code_point() -> None:
+    # find_phrases compares fold_case(text) with the folded phrases: exact only if, for every
+    # character, folding keeps one character, keeps \w-ness, and equates a character with a
+    # phrase character exactly when re.IGNORECASE does.
+    phrase_chars = sorted({fold_case(c) for c in "".join(PHRASES)})
+    any_phrase_char = re.compile("[" + "".join(map(re.escape, phrase_chars)) + "]", re.I)
+    word = re.compile(r"\w")
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        folded = fold_case(char)
+        assert len(folded) == 1, hex(code)
+        assert bool(word.match(char)) == bool(word.match(folded)), hex(code)
+        if any_phrase_char.fullmatch(char) or folded in phrase_chars:
+            for p in phrase_chars:
+                same = bool(re.fullmatch(re.escape(p), char, re.IGNORECASE))
+                assert same == (folded == p), (hex(code), p)
+
+
 @pytest.mark.parametrize(("url", "prefix", "suffix"), [
     ("https://s.example/2019/06/solar-farms", "https://s.example/2019/06/pt", ""),
     ("https://s.example/docs/guide.html", "https://s.example/docs/pt", ".html"),
@@ -323,3 +382,37 @@ async def test_testbed_flaky_host_is_retried_to_an_answer(testbed_settings, tiny
     async with Fetcher(testbed_settings, backoff=0.05, max_backoff=0.2) as f:
         verdicts = [(await check_link(tiny_world.flaky_url, f)).verdict for _ in range(2)]
     assert set(verdicts) <= {"ok", "transient"} and "ok" in verdicts
+
+
+def reference_visible_text(page: str) -> tuple[str, str]:
+    """visible_text as it was written with lxml.html (what the plain-lxml version keeps)."""
+    import lxml.html
+    from lxml import etree
+
+    try:
+        root = lxml.html.document_fromstring(page[:1_000_000])
+    except (etree.ParserError, ValueError):
+        return "", ""
+    title_el = root.find(".//title")
+    title = " ".join((title_el.text_content() if title_el is not None else "").split())
+    for bad in root.xpath("//script|//style|//noscript|//template|//head"):
+        bad.drop_tree()
+    return title[:500], " ".join(root.text_content().split())[:200_000]
+
+
+def test_visible_text_matches_the_lxml_html_version_on_real_and_hostile_pages() -> None:
+    import gzip
+    from pathlib import Path
+
+    from pagetrail.tools.check import visible_text
+
+    pages = Path(__file__).parent / "fixtures" / "pages"
+    samples = [gzip.decompress(p.read_bytes()).decode("utf-8", "replace")
+               for p in sorted(pages.glob("*.html.gz"))]
+    samples += [ARTICLE, SOFT_NOT_FOUND, PARKED, HOME, "", "   ", "\x00\x01", "<html>",
+                "<<<>>><a href=", "<title>T</title>tail <script>x</script>after",
+                "<p>a<style>s</style>b<!-- c -->d</p><head><title>late</title></head>",
+                '<?xml version="1.0" encoding="utf-8"?><html><title>x</title></html>']
+    assert len(samples) > 15
+    for sample in samples:
+        assert visible_text(sample) == reference_visible_text(sample), sample[:80]

@@ -15,6 +15,7 @@ from pagetrail.tools.document import (
     decode_html,
     link_context,
     looks_like_error_page,
+    main_text,
     parse_document,
     split_title,
 )
@@ -201,3 +202,24 @@ def test_decode_html_prefers_declared_charset():
     assert decode_html("Größe".encode("cp1252"), "text/html; charset=windows-1252") == "Größe"
     assert decode_html("Größe".encode()) == "Größe"
     assert decode_html(b"\xef\xbb\xbfhi") == "hi"
+
+
+def test_main_text_does_not_depend_on_earlier_pages():
+    """The same article seen on several pages keeps its text on every extraction (no
+    process-wide deduplication: similarities must not depend on what was parsed before)."""
+    paragraphs = "".join(
+        f"<p>Paragraph {i} of the quoted article says something long enough to be kept by "
+        f"the extractor, about solar farms and their output in the midwest.</p>"
+        for i in range(8))
+    page = f"<html><head><title>Solar</title></head><body><article>{paragraphs}</article></body></html>"
+    texts = [main_text(page, f"https://news.example/copy-{i}") for i in range(5)]
+    assert texts[0] and "Paragraph 7" in texts[0]
+    assert all(text == texts[0] for text in texts)
+
+
+def test_parse_without_links_keeps_everything_else(docs):
+    for page_id in list(INDEX)[:6]:
+        html, url = page(page_id)
+        lean = parse_document(html, url, links=False)
+        assert lean.links == [] and docs[page_id].links
+        assert lean.model_dump(exclude={"links"}) == docs[page_id].model_dump(exclude={"links"})

@@ -66,3 +66,61 @@ def test_policy_from_settings_and_timestamps() -> None:
 @pytest.mark.parametrize("verdict", ["ok", "redirected"])
 def test_live_verdicts(verdict: str) -> None:
     assert run([(0, verdict)]) == ["ok"]
+
+
+def reference_advance(state: LinkState, verdict: str, at: datetime, policy: Policy
+                      ) -> LinkState:
+    """advance() as first written (one dataclasses.replace per step), to hold the
+    one-replace version to the same answers."""
+    from dataclasses import replace
+
+    from pagetrail.tools.linkstate import FAILING_STATES, FLAP_CHANGES, HISTORY, changes, outcome_of
+
+    outcome = outcome_of(verdict)
+    base = replace(state, last_checked_at=at, last_verdict=verdict)
+    if outcome == "none":
+        return base
+    history = (state.history + ("F" if outcome == "fail" else "O"))[-HISTORY:]
+    if outcome == "fail":
+        counted = base.counted
+        if not counted or at - counted[-1] >= timedelta(days=policy.days):
+            counted = (*counted, at)
+        first = base.first_failed_at or at
+        if base.state == "confirmed":
+            nxt = replace(base, counted=counted, history=history, first_failed_at=first)
+        elif len(counted) >= policy.failures:
+            nxt = replace(base, state="confirmed", counted=counted, history=history,
+                          first_failed_at=first, confirmed_at=at)
+        else:
+            flapping = changes(history) >= FLAP_CHANGES
+            nxt = replace(base, state="flapping" if flapping else "suspect", counted=counted,
+                          history=history, first_failed_at=first)
+    else:
+        cleared = replace(base, counted=(), history=history, first_failed_at=None,
+                          confirmed_at=None)
+        if changes(history) >= FLAP_CHANGES:
+            nxt = replace(cleared, state="flapping")
+        elif base.state in FAILING_STATES or base.state == "flapping":
+            nxt = replace(cleared, state="fixed")
+        else:
+            nxt = replace(cleared, state="ok")
+    if nxt.state != state.state:
+        nxt = replace(nxt, changed_at=at)
+    return nxt
+
+
+def test_advance_matches_the_reference_over_random_histories() -> None:
+    import random
+
+    rng = random.Random(8)
+    verdicts = ["ok", "redirected", "dead", "soft404", "unreachable", "transient", "blocked"]
+    for _ in range(300):
+        policy = Policy(failures=rng.randint(1, 4), days=rng.choice([0, 1, 3, 7]))
+        ours = theirs = LinkState()
+        day = 0.0
+        for _ in range(rng.randint(1, 25)):
+            day += rng.choice([0.5, 1, 3, 7])
+            verdict = rng.choice(verdicts)
+            ours = advance(ours, verdict, T0 + timedelta(days=day), policy)
+            theirs = reference_advance(theirs, verdict, T0 + timedelta(days=day), policy)
+            assert ours == theirs and ours.changed_at == theirs.changed_at

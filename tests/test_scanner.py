@@ -350,3 +350,63 @@ def test_links_only_extraction_matches_the_full_parse() -> None:
     assert "before you start" in links[1].context
     assert links == parse_document(html, "https://ex.org/docs/index.html").links
     assert extract_links(b"", "https://ex.org/") == []
+
+
+def test_links_only_extraction_matches_the_full_parse_on_real_pages() -> None:
+    # extract_links walks and resolves its own, faster way: it must find what
+    # parse_document finds, link for link, on real pages (and on a second page of the same
+    # site, where root-relative links come from its memory of the first).
+    import gzip
+    import json
+    from pathlib import Path
+
+    from pagetrail.tools.document import extract_links, parse_document
+
+    pages = Path(__file__).parent / "fixtures" / "pages"
+    index = [json.loads(line) for line in (pages / "index.jsonl").read_text().splitlines()]
+    compared = 0
+    for row in index:
+        html = gzip.decompress((pages / f"{row['id']}.html.gz").read_bytes())
+        for url in (row["url"], row["url"].rstrip("/") + "/other/page.html?x=1"):
+            expected = parse_document(html, url).links
+            assert extract_links(html, url) == expected, (row["id"], url)
+            compared += len(expected)
+    assert compared > 100
+
+
+# --- the command line: `pagetrail scan` starts with only what it needs ----------------------
+
+def test_scan_command_imports_only_its_own_command_module() -> None:
+    probe = ("import sys\nfrom pagetrail.cli.main import main\n"
+             "try:\n    main(['scan', '--help'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith('pagetrail.cli.')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    assert "usage: pagetrail scan" in out and "--same-site-only" in out
+    loaded = out.strip().splitlines()[-1]
+    assert "pagetrail.cli.scan_cmd" in loaded
+    assert "pagetrail.cli.recover_cmd" not in loaded and "pagetrail.cli.eval_cmd" not in loaded
+
+
+def test_command_table_names_what_each_module_registers() -> None:
+    import argparse
+    import importlib
+
+    from pagetrail.cli.main import COMMAND_MODULES, COMMANDS
+
+    for module in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(sub)
+        assert sorted(sub.choices) == sorted(n for n, m in COMMANDS.items() if m == module)
+
+
+@pytest.mark.parametrize(("argv", "command"), [
+    (["scan", "x"], "scan"), (["-v", "scan", "x"], "scan"), (["-vv", "check", "u"], "check"),
+    (["--verbose", "eval-aliases"], "eval-aliases"),
+    (["-h", "scan"], None),  # the full help lists every command
+    (["--help"], None), ([], None), (["nonsense"], None),
+])
+def test_requested_command(argv: list[str], command: str | None) -> None:
+    from pagetrail.cli.main import requested_command
+
+    assert requested_command(argv) == command

@@ -28,10 +28,12 @@ status and type): a large PDF costs a few header bytes instead of `max_bytes`.
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 import time
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 import httpx
@@ -66,11 +68,15 @@ MAX_HEAD_BYTES = 64 * 1024  # status line + headers; larger is not a web server'
 MAX_HEADERS = 200
 DRAIN_BYTES = 64 * 1024  # an unwanted body this small is read to keep the connection
 CHUNK = 64 * 1024
+READ_SLACK = 0.25  # seconds a read may run past read_timeout (see _ReadDeadline)
 NO_BODY_STATUSES = frozenset({204, 304})
 ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
 # Characters left as they are in a request target (the rest, e.g. spaces and non-ASCII,
 # are percent-encoded the way httpx does); '%' keeps existing escapes intact.
 TARGET_SAFE = "!#$%&'()*+,/:;=?@[]~-._"
+# A path or query made only of characters quote() keeps (its letters, digits and "_.-~",
+# and TARGET_SAFE) is its own quoted form.
+_TARGET_AS_IS = re.compile(r"[A-Za-z0-9_.~!#$%&'()*+,/:;=?@\[\]-]*")
 
 
 class _Delegate(Exception):
@@ -140,18 +146,43 @@ def parse_head(data: bytes) -> _Head:
     return _Head(version, int(code), headers)
 
 
+@dataclass(frozen=True)
+class _Endpoint:
+    """What a request needs from a URL's scheme and netloc (the same for all its URLs)."""
+
+    host: str  # lower-case, no brackets
+    port: int
+    host_header: str
+    needs_full_client: bool  # credentials or a non-ASCII host: the Fetcher's job
+
+
+@lru_cache(maxsize=4096)
+def _endpoint(scheme: str, netloc: str) -> _Endpoint:
+    # urlsplit's hostname/port/username re-parse the netloc on every access; a scan asks for
+    # them several times per request, on a handful of netlocs.
+    parts = urlsplit(f"{scheme}://{netloc}/")
+    host = parts.hostname or ""
+    shown = f"[{host}]" if ":" in host else host
+    default = 443 if scheme == "https" else 80
+    if parts.port and parts.port != default:
+        shown = f"{shown}:{parts.port}"
+    return _Endpoint(host=host.lower(), port=parts.port or default, host_header=shown,
+                     needs_full_client=bool(parts.username or parts.password)
+                     or not host.isascii())
+
+
+def _quoted(part: str) -> str:
+    """quote(part, safe=TARGET_SAFE), without its work when nothing needs quoting."""
+    return part if _TARGET_AS_IS.fullmatch(part) else quote(part, safe=TARGET_SAFE)
+
+
 def request_target(url: str) -> tuple[str, str]:
     """(Host header, request target) for an absolute http(s) URL."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    shown = f"[{host}]" if ":" in host else host
-    default = 443 if parts.scheme == "https" else 80
-    if parts.port and parts.port != default:
-        shown = f"{shown}:{parts.port}"
-    target = quote(parts.path or "/", safe=TARGET_SAFE)
+    target = _quoted(parts.path or "/")
     if parts.query:
-        target += "?" + quote(parts.query, safe=TARGET_SAFE)
-    return shown, target
+        target += "?" + _quoted(parts.query)
+    return _endpoint(parts.scheme, parts.netloc).host_header, target
 
 
 def without_fragment(url: str) -> str:
@@ -162,7 +193,35 @@ def without_fragment(url: str) -> str:
 def needs_full_client(url: str) -> bool:
     """URLs the lean path leaves to Fetcher: credentials or a non-ASCII host."""
     parts = urlsplit(url)
-    return bool(parts.username or parts.password) or not (parts.hostname or "").isascii()
+    return _endpoint(parts.scheme, parts.netloc).needs_full_client
+
+
+class _ReadDeadline:
+    """The timeouts of one exchange on one timer: the total timeout over everything, and
+    for each read (the head; a body; each piece of a body that runs to the close) the read
+    timeout, up to READ_SLACK longer, never past the total.
+
+    What a read timeout nested in the total one does, with fewer timers: the timer moves
+    only when a read starts more than READ_SLACK after the one it was set for, so a
+    keep-alive request's head and body share one. (Three timers a request were a quarter of
+    the lean client's CPU.)"""
+
+    def __init__(self, timer: asyncio.Timeout, read_seconds: float, total_seconds: float
+                 ) -> None:
+        self.timer = timer
+        self.read_seconds = read_seconds
+        self.total_end = asyncio.get_running_loop().time() + total_seconds
+
+    def start_connect(self) -> None:
+        """Connecting is bounded by the total timeout (and the connect timeout)."""
+        self.timer.reschedule(self.total_end)
+
+    def start_read(self) -> None:
+        earliest = min(asyncio.get_running_loop().time() + self.read_seconds, self.total_end)
+        latest = min(earliest + READ_SLACK, self.total_end)
+        when = self.timer.when()
+        if when is None or not earliest <= when <= latest:
+            self.timer.reschedule(latest)
 
 
 # --- the client -------------------------------------------------------------------------
@@ -267,8 +326,8 @@ class BulkFetcher:
     async def _send(self, method: str, url: str, limit: int, polite: bool,
                     html_only: bool) -> tuple[int, _Head, bytes]:
         parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        endpoint = _endpoint(parts.scheme, parts.netloc)
+        host, port = endpoint.host, endpoint.port
         if self.guard.uses_proxy(host, port):
             raise _Delegate
         addresses = await self._checked_addresses(host, port, url)
@@ -280,9 +339,13 @@ class BulkFetcher:
                 self.requests += 1
                 self.per_host[host] += 1
                 try:
-                    async with asyncio.timeout(self.settings.total_timeout):
+                    # No timer until the first wait: _ReadDeadline sets it (a pooled
+                    # connection's request then needs only one).
+                    async with asyncio.timeout(None) as timer:
+                        deadline = _ReadDeadline(timer, self.settings.read_timeout,
+                                                 self.settings.total_timeout)
                         return await self._exchange(method, url, parts.scheme, host, port,
-                                                    addresses, limit, html_only)
+                                                    addresses, limit, html_only, deadline)
                 except _Stale:
                     continue
                 except ssl.SSLError as exc:
@@ -293,11 +356,12 @@ class BulkFetcher:
             raise _Delegate(retry=False)
 
     async def _exchange(self, method: str, url: str, scheme: str, host: str, port: int,
-                        addresses: list[str], limit: int, html_only: bool
-                        ) -> tuple[int, _Head, bytes]:
+                        addresses: list[str], limit: int, html_only: bool,
+                        deadline: _ReadDeadline) -> tuple[int, _Head, bytes]:
         origin = (scheme, host, port)
         connection = self._pooled(origin)
         if connection is None:
+            deadline.start_connect()
             connection = await self._connect(scheme, host, port, addresses)
         reused = connection.used
         keep = False
@@ -305,9 +369,9 @@ class BulkFetcher:
             host_header, target = request_target(url)
             connection.writer.write(f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n"
                                     f"{self._agent_lines}\r\n".encode("latin-1", "replace"))
-            head = await self._read_head(connection, reused)
+            head = await self._read_head(connection, reused, deadline)
             content, keep = await self._read_body(connection, method, head, url, limit,
-                                                  html_only)
+                                                  html_only, deadline)
             connection.used = True
             return head.status, head, content
         finally:
@@ -316,25 +380,27 @@ class BulkFetcher:
             else:
                 connection.close()
 
-    async def _read_head(self, connection: _Connection, reused: bool) -> _Head:
-        async with asyncio.timeout(self.settings.read_timeout):
-            while True:
-                try:
-                    data = await connection.reader.readuntil(b"\r\n\r\n")
-                except asyncio.IncompleteReadError as exc:
-                    if reused and not exc.partial:
-                        raise _Stale from exc
-                    raise
-                except ConnectionResetError as exc:
-                    if reused:
-                        raise _Stale from exc
-                    raise
-                head = parse_head(data[:-4])
-                if not 100 <= head.status < 200:  # skip 100 Continue and friends
-                    return head
+    async def _read_head(self, connection: _Connection, reused: bool,
+                         deadline: _ReadDeadline) -> _Head:
+        deadline.start_read()
+        while True:
+            try:
+                data = await connection.reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError as exc:
+                if reused and not exc.partial:
+                    raise _Stale from exc
+                raise
+            except ConnectionResetError as exc:
+                if reused:
+                    raise _Stale from exc
+                raise
+            head = parse_head(data[:-4])
+            if not 100 <= head.status < 200:  # skip 100 Continue and friends
+                return head
 
     async def _read_body(self, connection: _Connection, method: str, head: _Head, url: str,
-                         limit: int, html_only: bool) -> tuple[bytes, bool]:
+                         limit: int, html_only: bool, deadline: _ReadDeadline
+                         ) -> tuple[bytes, bool]:
         """(decoded body, whether the connection can be reused)."""
         reusable = head.version == "HTTP/1.1" and "close" not in (
             head.get("connection") or "").lower()
@@ -351,7 +417,8 @@ class BulkFetcher:
             # A redirect's or a non-HTML page's body: not read, unless small enough that
             # reading it is cheaper than a new connection.
             if length is not None and length <= DRAIN_BYTES:
-                await self._read_counted(connection, length, _BoundedDecoder("", length, url))
+                await self._read_counted(connection, length, _BoundedDecoder("", length, url),
+                                         deadline)
                 return b"", reusable
             return b"", False
         encoding = (head.get("content-encoding") or "identity").strip().lower()
@@ -361,47 +428,48 @@ class BulkFetcher:
             raise BodyTooLarge(f"body of {length} bytes is larger than {limit}", url=url)
         decoder = _BoundedDecoder("" if encoding == "identity" else encoding, limit, url)
         if chunked:
-            return await self._read_chunked(connection, decoder), reusable
+            return await self._read_chunked(connection, decoder, deadline), reusable
         if length is not None:
-            return await self._read_counted(connection, length, decoder), reusable
+            return await self._read_counted(connection, length, decoder, deadline), reusable
         body = bytearray()
         while True:
-            async with asyncio.timeout(self.settings.read_timeout):
-                piece = await connection.reader.read(CHUNK)
+            deadline.start_read()  # each piece of a body that runs to the close
+            piece = await connection.reader.read(CHUNK)
             if not piece:
                 return bytes(body), False
             body += decoder.feed(piece)
 
     async def _read_counted(self, connection: _Connection, length: int,
-                            decoder: _BoundedDecoder) -> bytes:
+                            decoder: _BoundedDecoder, deadline: _ReadDeadline) -> bytes:
         """`length` raw bytes, read a piece at a time so nothing unbounded is buffered."""
         body = bytearray()
         reader = connection.reader
-        async with asyncio.timeout(self.settings.read_timeout):
-            while length > 0:
-                piece = await reader.readexactly(min(length, CHUNK))
-                length -= len(piece)
-                body += decoder.feed(piece)
+        deadline.start_read()
+        while length > 0:
+            piece = await reader.readexactly(min(length, CHUNK))
+            length -= len(piece)
+            body += decoder.feed(piece)
         return bytes(body)
 
-    async def _read_chunked(self, connection: _Connection, decoder: _BoundedDecoder) -> bytes:
+    async def _read_chunked(self, connection: _Connection, decoder: _BoundedDecoder,
+                            deadline: _ReadDeadline) -> bytes:
         body = bytearray()
         reader = connection.reader
-        async with asyncio.timeout(self.settings.read_timeout):
-            while True:
-                line = await reader.readuntil(b"\r\n")
-                size_text = line.split(b";", 1)[0].strip()
-                size = int(size_text, 16)  # ValueError on garbage: a malformed answer
-                if size == 0:
-                    while await reader.readuntil(b"\r\n") != b"\r\n":
-                        pass  # trailers
-                    return bytes(body)
-                while size > 0:  # a piece at a time: a huge declared size buffers nothing
-                    piece = await reader.readexactly(min(size, CHUNK))
-                    size -= len(piece)
-                    body += decoder.feed(piece)
-                if await reader.readexactly(2) != b"\r\n":
-                    raise ValueError("malformed chunk")
+        deadline.start_read()
+        while True:
+            line = await reader.readuntil(b"\r\n")
+            size_text = line.split(b";", 1)[0].strip()
+            size = int(size_text, 16)  # ValueError on garbage: a malformed answer
+            if size == 0:
+                while await reader.readuntil(b"\r\n") != b"\r\n":
+                    pass  # trailers
+                return bytes(body)
+            while size > 0:  # a piece at a time: a huge declared size buffers nothing
+                piece = await reader.readexactly(min(size, CHUNK))
+                size -= len(piece)
+                body += decoder.feed(piece)
+            if await reader.readexactly(2) != b"\r\n":
+                raise ValueError("malformed chunk")
 
     # -- connections --
     def _pooled(self, origin: tuple[str, str, int]) -> _Connection | None:

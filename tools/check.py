@@ -24,9 +24,13 @@ import math
 import re
 import secrets
 import string
+import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pagetrail.tools.errors import (
@@ -41,7 +45,6 @@ from pagetrail.tools.errors import (
 from pagetrail.tools.fetch import Fetcher, Response
 from pagetrail.tools.models import CheckResult, Hop
 from pagetrail.tools.settings import Settings
-from pagetrail.tools.text import tokenize
 from pagetrail.tools.urls import normalize_url, validate_url
 
 SIMILAR = 0.9  # Bar-Yossef / design: ≥ 0.9 similarity of the two answers ⇒ same answer
@@ -89,7 +92,8 @@ PARKING_SERVICES = (
     "hugedomains", "undeveloped", "godaddy", "namecheap", "domainmarket", "parklogic",
     "voodoo.com", "uniregistry", "porkbun",
 )
-_WORD_RE_CACHE: dict[str, re.Pattern[str]] = {}
+# Parts of `visible_text`'s tree that never reach the reader (compiled once: hot path).
+_HIDDEN_XPATH = "//script|//style|//noscript|//template|//head"
 
 
 # --- observations ---------------------------------------------------------------------------
@@ -124,7 +128,10 @@ class Observations:
 
 def observe_response(response: Response, method: str) -> Observation:
     title, text = "", ""
-    if method == "GET" and response.is_html and response.content:
+    # Only a 2xx page's words are ever judged (soft 404s, parking, the sibling comparison):
+    # the status settles every other answer, so an error page is not parsed.
+    if method == "GET" and response.is_html and response.content \
+            and 200 <= response.status < 300:
         title, text = visible_text(response.text())
     return Observation(
         url=response.url, method=method, status=response.status,
@@ -143,65 +150,152 @@ def observe_error(url: str, method: str, error: PagetrailError) -> Observation:
 
 def visible_text(html: str) -> tuple[str, str]:
     """Title and visible text of an HTML page (scripts, styles, comments dropped)."""
-    import lxml.html
-    from lxml import etree
-
     html = html[:MAX_TEXT * 5]
-    try:
-        root = lxml.html.document_fromstring(html)
-    except (etree.ParserError, ValueError):
+    root = _parse_html(html)
+    if root is None:
         return "", ""
+    string_value = _lxml_paths()["string_value"]
     title_el = root.find(".//title")
-    title = " ".join((title_el.text_content() if title_el is not None else "").split())
-    for bad in root.xpath("//script|//style|//noscript|//template|//head"):
-        bad.drop_tree()
-    text = " ".join(root.text_content().split())
+    title = " ".join((string_value(title_el) if title_el is not None else "").split())
+    for hidden in _lxml_paths()["hidden"](root):
+        _drop_tree(hidden)
+    text = " ".join(string_value(root).split())
     return title[:500], text[:MAX_TEXT]
 
 
-def _pattern(phrase: str) -> re.Pattern[str]:
-    pat = _WORD_RE_CACHE.get(phrase)
-    if pat is None:
-        pat = _WORD_RE_CACHE[phrase] = re.compile(
-            r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", re.IGNORECASE)
-    return pat
+@lru_cache(maxsize=1)
+def _lxml_paths() -> dict[str, Callable[[Any], Any]]:
+    """Compiled XPaths, made on first use (lxml is imported only when a page is judged)."""
+    from lxml import etree
+
+    return {"hidden": etree.XPath(_HIDDEN_XPATH),
+            "string_value": etree.XPath("string()")}  # what lxml.html's text_content() is
 
 
-_ANY_RE_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+_html_parsers = threading.local()
 
 
-def _any_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    pat = _ANY_RE_CACHE.get(phrases)
-    if pat is None:
-        alternatives = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
-        pat = _ANY_RE_CACHE[phrases] = re.compile(
-            r"(?<!\w)(?:" + alternatives + r")(?!\w)", re.IGNORECASE)
-    return pat
+def _parse_html(html: str) -> Any:
+    """lxml.html.document_fromstring(html) with plain lxml elements (the same parser
+    options, so the same tree): lxml.html's element classes cost a Python call for every
+    element touched. None for an empty or unparseable document. One parser per thread."""
+    from lxml import etree
+
+    parser = getattr(_html_parsers, "parser", None)
+    if parser is None:
+        parser = _html_parsers.parser = etree.HTMLParser()  # lxml.html's defaults
+    try:
+        return etree.fromstring(html, parser)
+    except (etree.ParserError, ValueError):
+        return None
+
+
+def _drop_tree(element: Any) -> None:
+    """lxml.html's drop_tree(): remove the element and its children, keep its tail text."""
+    parent = element.getparent()
+    if element.tail:
+        previous = element.getprevious()
+        if previous is None:
+            parent.text = (parent.text or "") + element.tail
+        else:
+            previous.tail = (previous.tail or "") + element.tail
+    parent.remove(element)
+
+
+def tokenize(text: str) -> list[str]:
+    """tools.text.tokenize, imported on first use: wordfreq and jusText take ~0.3 s to
+    import, and most pages a scan judges are never tokenized (see `not_found_evidence`)."""
+    from pagetrail.tools.text import tokenize as text_tokenize
+
+    return text_tokenize(text)
+
+
+def fold_case(text: str) -> str:
+    """Lower-case `text` so that comparing it with lower-case phrases agrees exactly with
+    `re.IGNORECASE` matching, character for character (same length, same \\w characters).
+
+    str.lower() alone differs from re's case-insensitive equality on a handful of code points
+    (`_RE_CASE_EQUIVALENTS`); tests/test_check.py checks the agreement for every code point
+    and every character of the phrase lists."""
+    if text.isascii():
+        return text.lower()
+    return text.translate(_RE_CASE_EQUIVALENTS).lower()
+
+
+# Characters that re.IGNORECASE treats as equal to another lower-case letter while
+# str.lower() does not (CPython's re._casefix), plus U+0130, whose str.lower() is two
+# characters: each mapped to the letter re equates it with. Not U+0345 (a combining mark,
+# not \w, unlike the iota re equates it with): no phrase has an iota.
+_RE_CASE_EQUIVALENTS = str.maketrans({
+    "\u0130": "i", "\u0131": "i", "\u017f": "s", "\u00b5": "\u03bc", "\u1fbe": "\u03b9",
+    "\u1fd3": "\u0390", "\u1fe3": "\u03b0", "\u03d0": "\u03b2",
+    "\u03f5": "\u03b5", "\u03d1": "\u03b8", "\u03f0": "\u03ba", "\u03d6": "\u03c0",
+    "\u03f1": "\u03c1", "\u03c2": "\u03c3", "\u03d5": "\u03c6", "\u1c80": "\u0432",
+    "\u1c81": "\u0434", "\u1c82": "\u043e", "\u1c83": "\u0441", "\u1c84": "\u0442",
+    "\u1c85": "\u0442", "\u1c86": "\u044a", "\u1c87": "\u0463", "\u1c88": "\ua64b",
+    "\u1e9b": "\u1e61", "\ufb05": "\ufb06",
+})
+
+
+def _is_word_char(char: str) -> bool:
+    """re's \\w for str patterns: str.isalnum() or the underscore."""
+    return char.isalnum() or char == "_"
+
+
+def contains_phrase(folded: str, phrase: str) -> bool:
+    """`phrase` (folded) in `folded` as whole words: what the regex
+    `(?<!\\w)phrase(?!\\w)` finds, with str.find (tens of times faster than re's
+    case-insensitive search on a page of text)."""
+    start = folded.find(phrase)
+    while start >= 0:
+        end = start + len(phrase)
+        if (start == 0 or not _is_word_char(folded[start - 1])) and (
+                end == len(folded) or not _is_word_char(folded[end])):
+            return True
+        start = folded.find(phrase, start + 1)
+    return False
+
+
+@lru_cache(maxsize=32)
+def _folded_phrases(phrases: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((p, fold_case(p)) for p in phrases)
 
 
 def find_phrases(text: str, phrases: tuple[str, ...]) -> list[str]:
-    # One combined search first: most pages hold none of the phrases (the scanner's hot path).
-    if not _any_pattern(phrases).search(text):
-        return []
-    return [p for p in phrases if _pattern(p).search(text)]
+    """The phrases found in `text` as whole words, ignoring case (re.IGNORECASE's sense)."""
+    folded = fold_case(text)
+    # `in` first: most phrases are not in the text at all, and it costs a fraction of a call.
+    return [p for p, f in _folded_phrases(phrases) if f in folded and contains_phrase(folded, f)]
 
 
 def not_found_evidence(title: str, text: str) -> dict[str, object]:
-    """Not-found wording: in the title, and in the text when the page is short."""
+    """Not-found wording: in the title, and in the text when the page is short.
+
+    The page's length (a wordfreq token count, the costly part) is measured only when some
+    wording was found: without any, the score is 0 whatever the length, and `short_page` and
+    `tokens` are None (not measured)."""
+    in_title = find_phrases(title, NOT_FOUND_PHRASES)
+    strong_title = bool(STRONG_TITLE.search(title))
+    text_phrases = find_phrases(text[:5000], NOT_FOUND_PHRASES)
+    if not (in_title or strong_title or text_phrases):
+        return {"title_phrases": [], "text_phrases": [], "strong_title": False,
+                "short_page": None, "tokens": None, "score": 0}
     n_tokens = len(tokenize(text[:20000]))
     short = n_tokens <= SHORT_PAGE_TOKENS
-    in_title = find_phrases(title, NOT_FOUND_PHRASES)
-    in_text = find_phrases(text[:5000], NOT_FOUND_PHRASES) if short else []
-    strong_title = bool(STRONG_TITLE.search(title))
+    in_text = text_phrases if short else []
     score = (2 if strong_title else 1 if in_title else 0) + (1 if in_text else 0)
     return {"title_phrases": in_title, "text_phrases": in_text, "strong_title": strong_title,
             "short_page": short, "tokens": n_tokens, "score": score}
 
 
 def parking_evidence(title: str, text: str, final_url: str | None) -> dict[str, object]:
+    """Parked-domain cues. Without any phrase or service name the page is not parked
+    whatever its length, so the token count is then skipped (`tokens` None)."""
     sample = f"{title} {text[:5000]}"
     phrases = find_phrases(sample, PARKING_PHRASES)
     services = find_phrases(sample, PARKING_SERVICES)
+    if not phrases and not services:
+        return {"parked": False, "phrases": [], "services": [], "tokens": None}
     n_tokens = len(tokenize(text[:20000]))
     # Structure cue: parking pages are short (a sentence, a price, a few "related" links).
     short = n_tokens <= 250

@@ -31,28 +31,29 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from pagetrail.store.db import Store
 from pagetrail.store.linkgraph import Edge
 from pagetrail.store.models import LinkCheck
-from pagetrail.store.scans import LinkStatus as LinkStatusRow
 from pagetrail.store.scans import (
     aware,
     checked_in_scan,
     done_pages,
     finish_scan,
-    load_states,
+    insert_checks,
+    load_state_rows,
     open_scan,
     outlinks,
     record_pages_done,
     replace_edges_of_pages,
+    save_state_rows,
     url_key,
 )
 from pagetrail.tools.bulkfetch import BulkFetcher
@@ -82,7 +83,7 @@ ProgressFn = Callable[[int, int], None]  # (done, total known so far)
 
 FETCH_ERRORS = (FetchFailed, RefusedAddress, TooManyRedirects, BodyTooLarge, DecompressionBomb,
                 UnsupportedContent)
-FLUSH_EVERY = 200  # checks per store transaction
+FLUSH_EVERY = 1000  # checks and pages per store transaction (fewer, larger: cheaper)
 FLUSH_SECONDS = 1.0  # ... or this often, whichever first: a kill loses at most this much
 MAX_SITEMAP_FILES = 5
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -137,6 +138,11 @@ class ScanResult:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def summary(self) -> dict[str, Any]:
+        """to_dict() without `changes`: the counts a finished scan keeps (a first scan of a
+        site changes every URL's state; deep-copying that list only to drop it is costly)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "changes"}
+
 
 # --- pure helpers ---------------------------------------------------------------------------
 
@@ -165,6 +171,7 @@ class RobotsRules:
         self.fetcher = fetcher
         self.agent = user_agent.split("/", 1)[0]
         self._rules: dict[str, asyncio.Future[RobotFileParser | None]] = {}
+        self._loaded: dict[str, RobotFileParser | None] = {}  # origins whose load finished
         self.texts: dict[str, str] = {}
 
     @staticmethod
@@ -188,6 +195,9 @@ class RobotsRules:
 
     async def allowed(self, url: str) -> bool:
         origin = self.origin(url)
+        if origin in self._loaded:  # the common case: no future to await
+            rules = self._loaded[origin]
+            return rules is None or rules.can_fetch(self.agent, url)
         future = self._rules.get(origin)
         if future is None:
             future = self._rules[origin] = asyncio.get_running_loop().create_future()
@@ -197,6 +207,7 @@ class RobotsRules:
                 future.set_result(None)  # waiters go on; the URL's own check will tell
                 raise
         rules = await asyncio.shield(future)
+        self._loaded[origin] = rules
         return rules is None or rules.can_fetch(self.agent, url)
 
 
@@ -259,67 +270,70 @@ class Recorder:
                 await asyncio.to_thread(self._write, checks, pages)
 
     def _write(self, checks: list[CheckResult], pages: list[_PageDone]) -> None:
-        # Edges first, in their own transaction: a page is marked done (below) only once its
-        # links are stored; a kill in between makes the resumed scan crawl it again.
+        # One transaction: a page is marked done together with its stored links (a kill
+        # before the commit loses both, and the resumed scan crawls the page again), and a
+        # check together with the state change it causes.
         with self.store.session() as session:
             replace_edges_of_pages(session, [(p.url, p.edges) for p in pages])
-        check_rows: list[dict[str, Any]] = []
-        with self.store.session() as session:
             record_pages_done(session, self.scan_id, [(p.url, p.depth) for p in pages])
-            rows = load_states(session, [c.url for c in checks])
+            rows = load_state_rows(session, [c.url for c in checks])
+            new_states: dict[str, dict[str, Any]] = {}
+            changed_states: dict[str, dict[str, Any]] = {}
+            check_rows: list[dict[str, Any]] = []
             for result in checks:
                 row = rows.get(result.url)
-                if row is not None and row.last_scan_id == self.scan_id:
+                if row is not None and row["last_scan_id"] == self.scan_id:
                     continue  # already recorded by this scan (a retried batch)
                 before = _state_of(row)
                 at = result.checked_at or self.clock()
                 after = advance(before, result.verdict, at, self.policy)
-                if row is None:
-                    row = rows[result.url] = LinkStatusRow(url_key=url_key(result.url),
-                                                           url=result.url)
-                    session.add(row)
-                _store_state(row, after, self.scan_id)
-                evidence = dict(result.evidence)
-                evidence["reason"] = result.reason
-                evidence["state"] = {"before": before.state, "after": after.state,
-                                     "failures": after.failures}
-                check_rows.append({"url": result.url, "checked_at": at,
-                                   "verdict": result.verdict, "status": result.status,
-                                   "final_url": result.final_url,
-                                   "evidence": _jsonable(evidence), "scan_id": self.scan_id})
-            if check_rows:
-                session.execute(insert(LinkCheck), check_rows)
+                stored = _state_row(result.url, after, self.scan_id)
+                (changed_states if row is not None else new_states)[result.url] = stored
+                rows[result.url] = stored
+                check_rows.append(_check_row(result, at, before, after, self.scan_id))
+            save_state_rows(session, list(new_states.values()), list(changed_states.values()))
+            insert_checks(session, check_rows)
+
+
+def _check_row(result: CheckResult, at: datetime, before: LinkState, after: LinkState,
+               scan_id: str) -> dict[str, Any]:
+    """The LinkCheck row of one check, with the state change it caused in its evidence."""
+    evidence = dict(result.evidence)
+    evidence["reason"] = result.reason
+    evidence["state"] = {"before": before.state, "after": after.state,
+                         "failures": after.failures}
+    return {"url": result.url, "checked_at": at, "verdict": result.verdict,
+            "status": result.status, "final_url": result.final_url,
+            "evidence": _jsonable(evidence), "scan_id": scan_id}
 
 
 def _jsonable(value: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(value, default=str))
 
 
-def _state_of(row: LinkStatusRow | None) -> LinkState:
+def _state_of(row: dict[str, Any] | None) -> LinkState:
     if row is None:
         return LinkState()
     return LinkState(
-        state=row.state,  # type: ignore[arg-type]
-        counted=tuple(aware(datetime.fromisoformat(t)) for t in row.counted or ()),  # type: ignore[misc]
-        history=row.history or "",
-        first_failed_at=aware(row.first_failed_at),
-        last_checked_at=aware(row.last_checked_at),
-        last_verdict=row.last_verdict or "",
-        confirmed_at=aware(row.confirmed_at),
-        changed_at=aware(row.changed_at),
+        state=row["state"],
+        counted=tuple(aware(datetime.fromisoformat(t)) for t in row["counted"] or ()),  # type: ignore[misc]
+        history=row["history"] or "",
+        first_failed_at=aware(row["first_failed_at"]),
+        last_checked_at=aware(row["last_checked_at"]),
+        last_verdict=row["last_verdict"] or "",
+        confirmed_at=aware(row["confirmed_at"]),
+        changed_at=aware(row["changed_at"]),
     )
 
 
-def _store_state(row: LinkStatusRow, state: LinkState, scan_id: str) -> None:
-    row.state = state.state
-    row.counted = [t.isoformat() for t in state.counted]
-    row.history = state.history
-    row.first_failed_at = state.first_failed_at
-    row.last_checked_at = state.last_checked_at
-    row.last_verdict = state.last_verdict
-    row.confirmed_at = state.confirmed_at
-    row.changed_at = state.changed_at
-    row.last_scan_id = scan_id
+def _state_row(url: str, state: LinkState, scan_id: str) -> dict[str, Any]:
+    """A LinkStatus row (store.scans.STATE_COLUMNS) holding `state`."""
+    return {"url_key": url_key(url), "url": url, "state": state.state,
+            "counted": [t.isoformat() for t in state.counted], "history": state.history,
+            "first_failed_at": state.first_failed_at,
+            "last_checked_at": state.last_checked_at, "last_verdict": state.last_verdict,
+            "confirmed_at": state.confirmed_at, "changed_at": state.changed_at,
+            "last_scan_id": scan_id}
 
 
 # --- the crawl ------------------------------------------------------------------------------
@@ -370,6 +384,8 @@ class Scanner:
         """Queue what a crawled page links to: same-site pages to crawl, the rest to check."""
         for edge in links:
             url = edge.target_url
+            if url in self._scheduled:
+                continue  # queued once already (most links of a site are shared by pages)
             same = is_same_site(url, self.site)
             if (same and depth + 1 <= self.options.depth and is_page_like(url)
                     and self._pages < self.options.max_pages and url not in self._already):
@@ -518,9 +534,7 @@ class Scanner:
             summarize, self.store, self.scan_id, target=self.seed, resumed=self.resumed,
             started_at=started_at, finished_at=self.clock(),
             seconds=time.monotonic() - started, requests=requests)
-        summary = result.to_dict()
-        summary.pop("changes")
-        await asyncio.to_thread(finish_scan, self.store, self.scan_id, summary,
+        await asyncio.to_thread(finish_scan, self.store, self.scan_id, result.summary(),
                                 at=self.clock())
         return result
 
