@@ -4,6 +4,7 @@ CDX), and (b) the testbed's pywb (marked `testbed`)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pagetrail.tools.errors import ArchiveUnavailable
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.memento import (
     ArchiveEndpoint,
+    CaptureListings,
     archived_redirects,
     choose_capture,
     fetch_memento,
@@ -182,6 +184,8 @@ class _Archive(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         prefix = f"http://127.0.0.1:{self.server.server_port}/coll"
         path = unquote(self.path)
+        if "/cdx" in path or "/timemap/" in path:
+            self.mode["index_requests"] = str(int(self.mode.get("index_requests", "0")) + 1)
         if path.startswith("/coll/cdx"):
             return self._send(404, b"no cdx here")
         if path.startswith("/coll/timemap/link/"):
@@ -254,6 +258,25 @@ async def test_timemap_archive_redirects_found_by_probing(local_archive):
         redirects = await archived_redirects(URL, fetcher, settings)
     assert [r.target_url for r in redirects] == ["https://news.example/energy/solar"]
     assert redirects[0].status == 301 and redirects[0].datetime.year == 2019
+
+
+async def test_copy_and_redirects_share_one_listing(local_archive):
+    prefix, mode = local_archive
+    settings = local_settings(prefix)
+    async with Fetcher(settings) as fetcher:
+        separate = await asyncio.gather(fetch_memento(URL, fetcher, settings=settings),
+                                        archived_redirects(URL, fetcher, settings))
+        asked_separately = int(mode.pop("index_requests"))
+        listings = CaptureListings()
+        shared = await asyncio.gather(
+            fetch_memento(URL, fetcher, settings=settings, listings=listings),
+            archived_redirects(URL, fetcher, settings, listings))
+        asked_shared = int(mode.pop("index_requests"))
+    assert shared[0] is not None and separate[0] is not None
+    assert shared[0].memento_url == separate[0].memento_url
+    assert shared[1] == separate[1] and shared[1]
+    # CDX (404 here) then TimeMap: two index requests per listing, one listing when shared.
+    assert asked_separately == 4 and asked_shared == 2
 
 
 async def test_timegate_when_timemap_fails(local_archive):

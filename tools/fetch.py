@@ -349,11 +349,15 @@ class Fetcher:
         limits = httpx.Limits(max_connections=max(1, s.concurrency),
                               max_keepalive_connections=max(1, s.concurrency))
         direct = httpx.AsyncHTTPTransport(verify=context, limits=limits, trust_env=False)
-        # Private attribute: httpx has no public hook for the network backend; without it
-        # we would lose DNS pinning only (check_url still runs), so degrade quietly.
+        # Private attribute: httpx has no public hook for the network backend. Without it
+        # only connect-time pinning is lost (check_url still vets every URL and hop), so
+        # go on, but say so: tests/test_netguard.py's rebinding test fails on such an httpx.
         pool = getattr(direct, "_pool", None)
         if pool is not None and hasattr(pool, "_network_backend"):
             pool._network_backend = GuardedNetworkBackend(pool._network_backend, self.guard)
+        else:
+            log.warning("this httpx has no network-backend hook: connect-time address "
+                        "pinning is off (URLs and redirect hops are still checked)")
         proxied = None
         if s.proxy:
             proxied = httpx.AsyncHTTPTransport(proxy=s.proxy, verify=context, limits=limits,

@@ -23,6 +23,7 @@ Fetcher. Everything an archive returns is untrusted: sizes are capped, bad rows 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -416,6 +417,32 @@ async def _list_from(endpoint: ArchiveEndpoint, url: str,
     return None
 
 
+class CaptureListings:
+    """One capture listing per archive and URL, shared by the callers of one recovery: the
+    archived copy and the archived redirects are read from the same CDX answer instead of
+    asking the archive twice (the archive is the slowest and most rate-limited party)."""
+
+    def __init__(self) -> None:
+        self._listings: dict[tuple[str, str], asyncio.Future[list[Memento] | None]] = {}
+
+    async def get(self, endpoint: ArchiveEndpoint, url: str,
+                  fetcher: Fetcher) -> list[Memento] | None:
+        key = (endpoint.prefix, url)
+        listing = self._listings.get(key)
+        if listing is None:
+            listing = asyncio.ensure_future(_list_from(endpoint, url, fetcher))
+            self._listings[key] = listing
+        # Shielded: one caller giving up must not cancel the listing the other awaits.
+        return await asyncio.shield(listing)
+
+
+async def _listing(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
+                   listings: CaptureListings | None) -> list[Memento] | None:
+    if listings is None:
+        return await _list_from(endpoint, url, fetcher)
+    return await listings.get(endpoint, url, fetcher)
+
+
 async def _timegate(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
                     at: datetime | None) -> list[Memento]:
     """The single memento a TimeGate picks for `at` (RFC 7089 pattern 2.1 or 2.2)."""
@@ -488,14 +515,16 @@ async def list_mementos(url: str, fetcher: Fetcher,
 
 
 async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = None,
-                        settings: Settings | None = None) -> Memento | None:
-    """The best raw archived copy of `url` (closest before `at`), parsed; None if none."""
+                        settings: Settings | None = None,
+                        listings: CaptureListings | None = None) -> Memento | None:
+    """The best raw archived copy of `url` (closest before `at`), parsed; None if none.
+    `listings` shares capture listings with other lookups of the same recovery."""
     url = validate_url(url)
     settings = settings or get_settings()
     answered = 0
     for endpoint in _archives(settings):
         try:
-            memento = await _memento_from(endpoint, url, fetcher, at)
+            memento = await _memento_from(endpoint, url, fetcher, at, listings)
         except _ArchiveDown as exc:
             log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
             continue
@@ -508,8 +537,9 @@ async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = Non
 
 
 async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
-                        at: datetime | None) -> Memento | None:
-    captures = await _list_from(endpoint, url, fetcher)
+                        at: datetime | None,
+                        listings: CaptureListings | None = None) -> Memento | None:
+    captures = await _listing(endpoint, url, fetcher, listings)
     if captures is None:
         captures = await _timegate(endpoint, url, fetcher, at)
     failures = 0
@@ -542,7 +572,9 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
 
 
 async def archived_redirects(url: str, fetcher: Fetcher,
-                             settings: Settings | None = None) -> list[ArchivedRedirect]:
+                             settings: Settings | None = None,
+                             listings: CaptureListings | None = None,
+                             ) -> list[ArchivedRedirect]:
     """Captures of `url` that redirect elsewhere, newest first, one per target."""
     url = validate_url(url)
     settings = settings or get_settings()
@@ -550,7 +582,7 @@ async def archived_redirects(url: str, fetcher: Fetcher,
     answered = 0
     for endpoint in _archives(settings):
         try:
-            captures = await _list_from(endpoint, url, fetcher) or []
+            captures = await _listing(endpoint, url, fetcher, listings) or []
         except _ArchiveDown as exc:
             log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
             continue
@@ -578,7 +610,7 @@ async def archived_redirects(url: str, fetcher: Fetcher,
 
 
 __all__ = [
-    "ArchiveEndpoint", "LinkEntry", "archived_redirects", "choose_capture",
+    "ArchiveEndpoint", "CaptureListings", "LinkEntry", "archived_redirects", "choose_capture",
     "fetch_memento", "is_good_capture", "list_mementos", "order_captures", "parse_cdx",
     "parse_link_format", "parse_timemap", "redirect_target_ok", "resolve_location",
 ]

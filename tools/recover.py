@@ -29,7 +29,7 @@ from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
 from pagetrail.tools.errors import PagetrailError, RefusedAddress
 from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.memento import archived_redirects, fetch_memento
+from pagetrail.tools.memento import CaptureListings, archived_redirects, fetch_memento
 from pagetrail.tools.models import (
     Candidate,
     CheckResult,
@@ -98,6 +98,7 @@ class _Run:
     fetched: set[str] = field(default_factory=set)
     timings: dict[str, float] = field(default_factory=dict)  # seconds spent per stage
     host_silent: bool = False  # the dead URL's host never answered (timeout)
+    listings: CaptureListings = field(default_factory=CaptureListings)  # one CDX call a run
     _stage: tuple[str, float] | None = None
 
     def enter(self, stage: str) -> None:
@@ -316,7 +317,8 @@ def _silent(check: CheckResult) -> bool:
 
 async def _memento(run: _Run, at: datetime | None) -> Memento | None:
     try:
-        return await fetch_memento(run.url, run.fetcher, at=at, settings=run.settings)
+        return await fetch_memento(run.url, run.fetcher, at=at, settings=run.settings,
+                                   listings=run.listings)
     except PagetrailError as exc:
         run.failures.append(EngineFailure(engine="archive", error=f"{exc.code}: {exc}"))
         return None
@@ -326,7 +328,7 @@ async def _archived_redirects(run: _Run) -> list[Any]:
     if not run.allowed("REDIRECT"):
         return []
     try:
-        return await archived_redirects(run.url, run.fetcher, run.settings)
+        return await archived_redirects(run.url, run.fetcher, run.settings, run.listings)
     except PagetrailError as exc:
         run.failures.append(EngineFailure(engine="archive", error=f"{exc.code}: {exc}"))
         return []
@@ -419,7 +421,8 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
     if _confirmed(ranked, reference):
         return ranked
 
-    planned = plan_queries(qe, methods=run.methods, max_queries=run.budget.max_queries)
+    planned = plan_queries(qe, methods=run.methods, max_queries=run.budget.max_queries,
+                           expansion_per_source=run.settings.expansion_per_source)
     for stage in sorted({q.stage for q in planned}):
         batch = [(q.method, q.text, web, None) for q in planned if q.stage == stage]
         if not batch or not web:
@@ -511,8 +514,11 @@ async def _fetch_candidates(run: _Run) -> None:
         if response.status != 200 or not response.is_html:
             evidence.hits.clear()  # a dead or non-page candidate is no answer
             return
-        document = parse_document(response.content, response.final_url,
-                                  content_type=response.headers.get("content-type"))
+        # In a thread: extraction is ~50 ms of CPU a page, and the other candidates'
+        # transfers (and other recoveries sharing the loop) go on meanwhile.
+        document = await asyncio.to_thread(
+            parse_document, response.content, response.final_url,
+            content_type=response.headers.get("content-type"), links=False)
         if looks_like_error_page(document):
             evidence.hits.clear()
             return

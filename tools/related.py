@@ -32,7 +32,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
-from pagetrail.tools.classify import classify_url, load_candidates, load_model
+from pagetrail.tools.classify import (
+    MODEL_FILE,
+    LinearUriModel,
+    classify_url,
+    load_candidates,
+    load_model,
+    model_dir,
+)
 from pagetrail.tools.errors import ConfigError, PagetrailError
 from pagetrail.tools.models import Memento
 from pagetrail.tools.settings import Settings, get_settings
@@ -313,6 +320,23 @@ def _is_good_resource(capture: Memento) -> bool:
     return capture.status is None or 200 <= capture.status < 300
 
 
+_loaded: dict[Path, tuple[int, LinearUriModel, dict[str, list[str]]]] = {}
+
+
+def _classifier(directory: Path) -> tuple[LinearUriModel, dict[str, list[str]]]:
+    """The model and candidate hosts of `directory`, reloaded when the model is retrained."""
+    try:
+        stamp = (directory / MODEL_FILE).stat().st_mtime_ns
+    except OSError:
+        stamp = -1  # load_model raises ModelMissing with the instructions
+    cached = _loaded.get(directory)
+    if cached is not None and cached[0] == stamp:
+        return cached[1], cached[2]
+    model, candidates = load_model(directory), load_candidates(directory)
+    _loaded[directory] = (stamp, model, candidates)
+    return model, candidates
+
+
 async def recommend_archived(
     url: str,
     at: datetime | None = None,
@@ -333,8 +357,8 @@ async def recommend_archived(
     """
     url = validate_url(url)
     limit = max(1, min(100, int(limit)))
-    model = load_model(model_directory)
-    candidates = load_candidates(model_directory)
+    # Loading reads megabytes of arrays: off the event loop, and once per trained model.
+    model, candidates = await asyncio.to_thread(_classifier, model_directory or model_dir())
     prediction = classify_url(url, model=model, candidates=candidates)
     hosts = candidates.get(prediction.category, [])
     requested_key = normalize_url(url)
