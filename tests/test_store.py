@@ -22,6 +22,31 @@ def test_migrations_create_every_table(store: Store) -> None:
     assert current_revision(store.engine) == head_revision()
 
 
+def test_revisions_read_without_alembic_agree_with_alembic(store: Store) -> None:
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    from pagetrail.store.migrate import alembic_config
+
+    assert head_revision() == ScriptDirectory.from_config(alembic_config()).get_current_head()
+    with store.engine.connect() as connection:
+        assert current_revision(store.engine) == \
+            MigrationContext.configure(connection).get_current_revision()
+
+
+def test_opening_a_current_store_does_not_import_alembic(db_url: str) -> None:
+    Store(db_url).dispose()  # create and migrate
+    code = textwrap.dedent(f"""
+        import sys
+        from pagetrail.store import Store
+        Store({db_url!r}).dispose()
+        print("alembic" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=os.environ.copy())
+    assert out.stdout.strip() == "False"
+
+
 def test_upgrade_is_idempotent(db_url: str) -> None:
     first = Store(db_url)
     first.dispose()

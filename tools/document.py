@@ -18,7 +18,6 @@ from urllib.parse import urljoin, urlsplit
 
 import lxml.etree as etree
 import lxml.html
-import trafilatura
 
 from pagetrail.tools.models import Document, Link
 from pagetrail.tools.text import guess_language
@@ -377,6 +376,8 @@ def _base_url(root: lxml.html.HtmlElement, url: str) -> str:
 
 def main_text(html_text: str, url: str = "") -> str:
     """Boilerplate-free text of the page (trafilatura), '' when it finds nothing."""
+    import trafilatura  # here: ~0.15 s to import, and crawlers (extract_links) never need it
+
     # deduplicate=False: trafilatura's deduplication counts paragraphs in a process-wide
     # cache, so a page's text vanished on its third extraction in the same process (an
     # article quoted by several candidates lost its text: order-dependent similarities).
