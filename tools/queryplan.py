@@ -95,12 +95,12 @@ def plan_queries(
                 del source  # the order of sources is the caller's (context, URL, memento, page)
                 added = 0
                 for term in terms:
+                    if added >= expansion_per_source:
+                        break
                     if term.lower() in anchor_words:
                         continue
                     planned.append(PlannedQuery("ANC+", f"{anchor} {term}", 3))
                     added += 1
-                    if added >= expansion_per_source:
-                        break
     if evidence.url_terms and allowed("URL"):
         planned.append(PlannedQuery("URL", " ".join(list(evidence.url_terms)[:6]), 3))
     if evidence.lnls and allowed("LNLS"):

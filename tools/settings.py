@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     max_queries: int = 24
     max_candidates: int = 40
     # Anchor-expansion queries per term source (context, URL, archived copy, linking page);
-    # Martinez-Romo & Araujo used ~10 terms. Measured on the dev world (docs/benchmarks.md):
+    # Martinez-Romo & Araujo used ~10 terms. Measured on the dev world (docs/evaluation.md):
     # 2 a source find as much as 5 or 10 at a fraction of the queries.
     expansion_per_source: int = Field(default=2, ge=0, le=10)
     recovery_seconds: float = 30.0
