@@ -223,3 +223,23 @@ def test_parse_without_links_keeps_everything_else(docs):
         lean = parse_document(html, url, links=False)
         assert lean.links == [] and docs[page_id].links
         assert lean.model_dump(exclude={"links"}) == docs[page_id].model_dump(exclude={"links"})
+
+
+@pytest.mark.parametrize("html", [
+    b"<html><body><nav><a href='/a'>Home</a></nav><p>Only a few words.</p></body></html>",
+    b"\x00\xff<<<not html at all>>>\xfe",
+    b"",
+    b"<a href='javascript:alert(1)'>x</a>" * 200,
+])
+def test_parse_without_links_on_thin_or_hostile_pages(html, monkeypatch):
+    """Junk never raises, and when the extractor finds nothing the fallback (visible words
+    outside navigation chrome) is the same with or without links."""
+    for extractor_finds_nothing in (False, True):
+        if extractor_finds_nothing:
+            monkeypatch.setattr("pagetrail.tools.document.main_text", lambda *_a, **_k: "")
+        full = parse_document(html, "https://example.org/p")
+        lean = parse_document(html, "https://example.org/p", links=False)
+        assert lean.links == []
+        assert lean.model_dump(exclude={"links"}) == full.model_dump(exclude={"links"})
+    if html.startswith(b"<html>"):
+        assert lean.text == "Only a few words."  # the <nav> link is chrome, left out

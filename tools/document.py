@@ -227,11 +227,14 @@ class _Walk:
     # (href, block id, first word index, end word index, img alt)
 
 
-def _walk(root: lxml.html.HtmlElement) -> _Walk:
-    """Visit the tree once in document order, tagging each word with its block element.
+def _walk(root: etree._Element, *, chrome: bool = True) -> _Walk:
+    """Visit the tree once in document order, tagging each word with its block element
+    (and, with `chrome`, whether it stands in navigation/header/footer chrome: only the
+    main-text fallback needs that, so the links-only crawl skips it, ~20 % of the walk).
 
     Iterative (no recursion), so nesting depth cannot blow the stack.
     """
+    chrome_tags = _CHROME if chrome else frozenset()
     out = _Walk()
     block_ids: list[int] = [0]
     next_block = 1
@@ -239,17 +242,17 @@ def _walk(root: lxml.html.HtmlElement) -> _Walk:
     open_anchor: list[tuple[str, int, int, str]] = []  # href, block, start word, alt
 
     def add(text: str | None) -> None:
-        if not text or len(out.words) > 400_000:
-            return
-        for word in text.split():
-            out.words.append(word)
-            out.word_block.append(block_ids[-1])
-            out.chrome_flags.append(chrome_depth > 0)
+        if text and len(out.words) <= 400_000:
+            parts = text.split()  # a text's words in one step: this is a crawler's hot path
+            out.words.extend(parts)
+            out.word_block.extend([block_ids[-1]] * len(parts))
+            if chrome:
+                out.chrome_flags.extend([chrome_depth > 0] * len(parts))
 
     walker = etree.iterwalk(root, events=("start", "end"))
     for event, element in walker:
-        tag = element.tag if isinstance(element.tag, str) else ""
-        tag = tag.lower()
+        tag = element.tag
+        tag = tag.lower() if isinstance(tag, str) else ""
         if event == "start":
             if tag in _SKIP or not tag:
                 walker.skip_subtree()
@@ -257,7 +260,7 @@ def _walk(root: lxml.html.HtmlElement) -> _Walk:
             if tag in _BLOCKS:
                 block_ids.append(next_block)
                 next_block += 1
-            if tag in _CHROME:
+            if tag in chrome_tags:
                 chrome_depth += 1
             if tag == "a" and element.get("href") is not None and not open_anchor:
                 alt = " ".join(img.get("alt", "") for img in element.iter("img"))
@@ -269,7 +272,7 @@ def _walk(root: lxml.html.HtmlElement) -> _Walk:
                     href, block, start, alt = open_anchor.pop()
                     if len(out.anchors) < MAX_LINKS:
                         out.anchors.append((href, block, start, len(out.words), alt))
-                if tag in _CHROME:
+                if tag in chrome_tags:
                     chrome_depth -= 1
                 if tag in _BLOCKS and len(block_ids) > 1:
                     block_ids.pop()
@@ -298,14 +301,7 @@ def _links(walk: _Walk, base: str, window: int) -> list[Link]:
         if not url:
             continue
         anchor = clip(" ".join(walk.words[start:end]) or alt, MAX_ANCHOR_CHARS)
-        # Context: ±window words around the anchor, within its block element.
-        lo = start
-        while lo > 0 and start - lo < window and walk.word_block[lo - 1] == block:
-            lo -= 1
-        hi = end
-        while hi < len(walk.words) and hi - end < window and walk.word_block[hi] == block:
-            hi += 1
-        context = clip(" ".join(walk.words[lo:hi]), 1000)
+        context = clip(" ".join(_context_words(walk, block, start, end, window)), 1000)
         links.append(Link(url=url, anchor=anchor, context=context))
     return links
 
@@ -440,13 +436,13 @@ def extract_links(html: bytes | str, url: str, *, content_type: str | None = Non
     without its main-text extraction (trafilatura: ~50 ms a page; this: ~0.1 ms).
 
     For crawlers that need only the link graph. Never raises on bad HTML. The same walk and
-    context rules as parse_document (`_walk`, `_links`), done with less work per word and
-    per link: a crawl calls this for every page of a site."""
+    context rules as parse_document (`_walk`, `_context_words`), on plain lxml elements and
+    with root-relative links resolved once per site: a crawl calls this for every page."""
     root = _parse_plain_tree(decode_html(html, content_type))
     if root is None:
         return []
     base = _base_url(root, url)  # type: ignore[arg-type]
-    walk = _walk_words_and_anchors(root)
+    walk = _walk(root, chrome=False)
     resolve = _RootedResolver(base)
     links: list[Link] = []
     for href, block, start, end, alt in walk.anchors:
@@ -488,50 +484,8 @@ def _parse_plain_tree(text: str) -> etree._Element | None:
         return None
 
 
-def _walk_words_and_anchors(root: etree._Element) -> _Walk:
-    """`_walk` without the chrome flags (links do not use them), adding a text's words in
-    one step instead of one at a time: the same words, blocks and anchors."""
-    out = _Walk()
-    words, word_block, anchors = out.words, out.word_block, out.anchors
-    block_ids: list[int] = [0]
-    next_block = 1
-    open_anchor: list[tuple[str, int, int, str]] = []  # href, block, start word, alt
-
-    def add(text: str | None) -> None:
-        if text and len(words) <= 400_000:
-            parts = text.split()
-            words.extend(parts)
-            word_block.extend([block_ids[-1]] * len(parts))
-
-    walker = etree.iterwalk(root, events=("start", "end"))
-    for event, element in walker:
-        tag = element.tag
-        tag = tag.lower() if isinstance(tag, str) else ""
-        if event == "start":
-            if tag in _SKIP or not tag:
-                walker.skip_subtree()
-                continue
-            if tag in _BLOCKS:
-                block_ids.append(next_block)
-                next_block += 1
-            if tag == "a" and element.get("href") is not None and not open_anchor:
-                alt = " ".join(img.get("alt", "") for img in element.iter("img"))
-                open_anchor.append((element.get("href", ""), block_ids[-1], len(words), alt))
-            add(element.text)
-        else:
-            if tag and tag not in _SKIP:
-                if tag == "a" and open_anchor and element.get("href") is not None:
-                    href, block, start, alt = open_anchor.pop()
-                    if len(anchors) < MAX_LINKS:
-                        anchors.append((href, block, start, len(words), alt))
-                if tag in _BLOCKS and len(block_ids) > 1:
-                    block_ids.pop()
-            add(element.tail)
-    return out
-
-
 def _context_words(walk: _Walk, block: int, start: int, end: int, window: int) -> list[str]:
-    """±window words around words[start:end] within their block (as in `_links`)."""
+    """Context of a link: ±window words around words[start:end], within its block element."""
     lo = start
     while lo > 0 and start - lo < window and walk.word_block[lo - 1] == block:
         lo -= 1
