@@ -172,11 +172,12 @@ async def test_redirect_loop_and_too_many_redirects() -> None:
     assert srv.hits["/r6"] == 0  # stopped after max_redirects hops
 
 
-async def test_redirect_to_other_scheme_is_not_followed() -> None:
-    with serve({"/js": redirect("javascript:alert(1)", 302)}) as srv:
+@pytest.mark.parametrize("location", ["javascript:alert(1)", "http://[::1", "ftp://x.example/"])
+async def test_unfollowable_redirect_is_the_answer(location: str) -> None:
+    with serve({"/js": redirect(location, 302)}) as srv:
         async with quick_fetcher() as f:
             r = await f.get(srv.base + "/js")
-    assert r.status == 302 and r.final_url == srv.base + "/js"
+    assert r.status == 302 and r.final_url == srv.base + "/js" and r.chain == []
 
 
 @pytest.mark.parametrize("bad", ["not a url", "javascript:alert(1)", "file:///etc/passwd",

@@ -34,18 +34,15 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 
 from pagetrail.tools.errors import (
     BodyTooLarge,
     FetchFailed,
-    InvalidURL,
     PagetrailError,
-    RedirectLoop,
     RefusedAddress,
-    TooManyRedirects,
     UnsupportedContent,
 )
 from pagetrail.tools.fetch import (
@@ -56,6 +53,7 @@ from pagetrail.tools.fetch import (
     _BoundedDecoder,
     build_ssl_context,
     detect_charset,
+    next_hop,
     retry_after_seconds,
     sniff_content_type,
 )
@@ -185,11 +183,6 @@ def request_target(url: str) -> tuple[str, str]:
     return _endpoint(parts.scheme, parts.netloc).host_header, target
 
 
-def without_fragment(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
-
-
 def needs_full_client(url: str) -> bool:
     """URLs the lean path leaves to Fetcher: credentials or a non-ASCII host."""
     parts = urlsplit(url)
@@ -297,18 +290,10 @@ class BulkFetcher:
             location = head.get("location")
             if not (status in REDIRECT_STATUSES and location):
                 return _response(requested, current, status, head, content, chain, started)
-            try:
-                target = validate_url(without_fragment(urljoin(current, location.strip())))
-            except (InvalidURL, ValueError):
-                # A redirect to javascript:, ftp:, garbage: not followed; the 3xx is the answer.
+            target = next_hop(requested, current, status, location, chain, visits,
+                              self.settings.max_redirects)
+            if target is None:
                 return _response(requested, current, status, head, content, chain, started)
-            chain.append(Hop(url=current, status=status, location=target))
-            visits[current] += 1
-            if visits[target] >= 2 or (visits[target] == 1 and target == current):
-                raise RedirectLoop(f"redirect loop at {target}", url=requested)
-            if len(chain) > self.settings.max_redirects:
-                raise TooManyRedirects(
-                    f"more than {self.settings.max_redirects} redirects", url=requested)
             current = target
 
     async def _worth_retrying(self, head: _Head) -> bool:

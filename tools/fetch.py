@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import functools
 import json
 import logging
 import random
@@ -53,6 +54,13 @@ from pagetrail.tools.settings import Settings
 from pagetrail.tools.urls import validate_url
 
 log = logging.getLogger(__name__)
+
+
+@functools.cache
+def _warn_unpinned() -> None:
+    """Once a process: every Fetcher would say it again."""
+    log.warning("this httpx has no network-backend hook: connect-time address pinning is "
+                "off (URLs and redirect hops are still checked)")
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -356,8 +364,7 @@ class Fetcher:
         if pool is not None and hasattr(pool, "_network_backend"):
             pool._network_backend = GuardedNetworkBackend(pool._network_backend, self.guard)
         else:
-            log.warning("this httpx has no network-backend hook: connect-time address "
-                        "pinning is off (URLs and redirect hops are still checked)")
+            _warn_unpinned()
         proxied = None
         if s.proxy:
             proxied = httpx.AsyncHTTPTransport(proxy=s.proxy, verify=context, limits=limits,
@@ -418,19 +425,10 @@ class Fetcher:
             location = raw.headers.get("location")
             if not (follow_redirects and raw.status in REDIRECT_STATUSES and location):
                 return self._response(requested, raw, chain, started)
-            try:
-                target = validate_url(_without_fragment(urljoin(current, location.strip())))
-            except InvalidURL:
-                # A redirect to javascript:, ftp:, garbage: not followed; the 3xx is the answer.
+            target = next_hop(requested, current, raw.status, location, chain, visits,
+                              self.settings.max_redirects)
+            if target is None:
                 return self._response(requested, raw, chain, started)
-            chain.append(Hop(url=current, status=raw.status, location=target))
-            visits[current] += 1
-            # One revisit is allowed (a cookie-setting bounce), a second is a loop.
-            if visits[target] >= 2 or (visits[target] == 1 and target == current):
-                raise RedirectLoop(f"redirect loop at {target}", url=requested)
-            if len(chain) > self.settings.max_redirects:
-                raise TooManyRedirects(
-                    f"more than {self.settings.max_redirects} redirects", url=requested)
             current = target
 
     def _response(self, requested: str, raw: _Raw, chain: list[Hop], started: float) -> Response:
@@ -594,9 +592,28 @@ def _last_outcome(state: RetryCallState) -> Any:
     return outcome.result()
 
 
-def _without_fragment(url: str) -> str:
+def without_fragment(url: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
+
+
+def next_hop(requested: str, current: str, status: int, location: str, chain: list[Hop],
+             visits: Counter[str], max_redirects: int) -> str | None:
+    """Where a redirect of `current` leads, recorded in `chain` (both HTTP clients follow
+    redirects with this). None when the Location cannot be followed (javascript:, ftp:,
+    garbage: the 3xx is the answer). Raises RedirectLoop on a second revisit (one is allowed:
+    a cookie-setting bounce) and TooManyRedirects past `max_redirects`."""
+    try:
+        target = validate_url(without_fragment(urljoin(current, location.strip())))
+    except (InvalidURL, ValueError):  # ValueError: urljoin of a malformed IPv6 host
+        return None
+    chain.append(Hop(url=current, status=status, location=target))
+    visits[current] += 1
+    if visits[target] >= 2 or (visits[target] == 1 and target == current):
+        raise RedirectLoop(f"redirect loop at {target}", url=requested)
+    if len(chain) > max_redirects:
+        raise TooManyRedirects(f"more than {max_redirects} redirects", url=requested)
+    return target
 
 
 async def _connect_probe(proxy_url: str, target: str, user_agent: str,
