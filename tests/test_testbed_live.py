@@ -187,3 +187,19 @@ def test_hn_search_misses_and_text_query(client, tiny_world):
     assert miss["hits"] == [] and miss["nbHits"] == 0
     text = client.get(api, params={"query": "solar farms"}).json()
     assert [h["url"] for h in text["hits"]] == [tiny_world.social_url]
+
+
+@pytest.mark.parametrize("garbage", [
+    b"NONSENSE\r\n\r\n",
+    b"GET / HTTP/9.9\r\n\r\n",
+    b"GET http://blog.example.org/ HTTP/1.1\r\nno colon in this header\r\n\r\n",
+])
+@pytest.mark.parametrize("server", ["proxy_url", "search_url"])
+def test_malformed_requests_get_400_and_a_closed_connection(testbed, garbage, server):
+    port = int(getattr(testbed, server).rsplit(":", 1)[1].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(garbage)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 ")

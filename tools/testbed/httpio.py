@@ -174,6 +174,17 @@ async def write_response(writer: asyncio.StreamWriter, response: Response, *,
     await writer.drain()
 
 
+async def next_request(reader: asyncio.StreamReader,
+                       writer: asyncio.StreamWriter) -> Request | None:
+    """The connection's next request; None when the client is done or sent a malformed
+    one (then answered 400 and closed): every server's read step."""
+    try:
+        return await read_request(reader)
+    except BadRequest as exc:
+        await write_response(writer, html_response(400, "Bad Request", str(exc)), close=True)
+        return None
+
+
 async def wait_for_client_to_leave(reader: asyncio.StreamReader) -> None:
     """Say nothing and read until the client gives up (the `timeout` host behaviour)."""
     with contextlib.suppress(ConnectionError, OSError):
@@ -242,15 +253,7 @@ class HandlerServer(ConnectionServer):
 
     async def handle_connection(self, reader: asyncio.StreamReader,
                                 writer: asyncio.StreamWriter) -> None:
-        while True:
-            try:
-                request = await read_request(reader)
-            except BadRequest as exc:
-                await write_response(writer, html_response(400, "Bad Request", str(exc)),
-                                     close=True)
-                return
-            if request is None:
-                return
+        while (request := await next_request(reader, writer)) is not None:
             response = await self._handler(request)
             await write_response(writer, response, head=request.method == "HEAD",
                                  close=not request.keep_alive)

@@ -13,11 +13,10 @@ import ssl
 from urllib.parse import urlsplit
 
 from pagetrail.tools.testbed.httpio import (
-    BadRequest,
     ConnectionServer,
     Request,
     html_response,
-    read_request,
+    next_request,
     wait_for_client_to_leave,
     write_response,
 )
@@ -41,15 +40,7 @@ class LiveProxy(ConnectionServer):
 
     async def handle_connection(self, reader: asyncio.StreamReader,
                                 writer: asyncio.StreamWriter) -> None:
-        while True:
-            try:
-                request = await read_request(reader)
-            except BadRequest as exc:
-                await write_response(writer, html_response(400, "Bad Request", str(exc)),
-                                     close=True)
-                return
-            if request is None:
-                return
+        while (request := await next_request(reader, writer)) is not None:
             if request.method == "CONNECT":
                 await self._tunnel(request, reader, writer)
                 return
@@ -107,11 +98,7 @@ class LiveProxy(ConnectionServer):
         origin = f"https://{host}" if port == 443 else f"https://{host}:{port}"
         while True:
             try:
-                inner = await read_request(reader)
-            except BadRequest as exc:
-                await write_response(writer, html_response(400, "Bad Request", str(exc)),
-                                     close=True)
-                return
+                inner = await next_request(reader, writer)
             except ssl.SSLError:
                 return
             if inner is None:
