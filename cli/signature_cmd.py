@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 
 from pagetrail.cli.common import add_json_flag, print_json, run_async
-from pagetrail.tools.document import parse_document
-from pagetrail.tools.errors import FetchFailed, NoMemento, PagetrailError, UnsupportedContent
+from pagetrail.tools.api import live_document
+from pagetrail.tools.errors import NoMemento, PagetrailError
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.memento import fetch_memento
-from pagetrail.tools.models import Document, Signature, Tag
+from pagetrail.tools.models import Signature, Tag
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.signature import extract_signature
 from pagetrail.tools.tags import get_tags
@@ -35,20 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     tags.set_defaults(func=handle_tags)
 
 
-async def _live_document(url: str, fetcher: Fetcher) -> Document:
-    response = await fetcher.get(url)
-    if response.status != 200:
-        raise FetchFailed(f"the live page answered {response.status}", url=url)
-    if not response.is_html and not response.content_type.startswith("text/"):
-        raise UnsupportedContent(f"not an HTML page ({response.content_type})", url=url)
-    return parse_document(response.content, response.final_url,
-                          content_type=response.headers.get("content-type"))
-
-
 async def _signature(url: str, live: bool, settings: Settings) -> Signature:
     async with Fetcher(settings) as fetcher:
         if live:
-            document = await _live_document(url, fetcher)
+            document = await live_document(url, fetcher)
         else:
             memento = await fetch_memento(url, fetcher, settings=settings)
             if memento is None or memento.document is None:
@@ -77,7 +67,7 @@ async def _tags(url: str, settings: Settings) -> list[Tag]:
         memento = await fetch_memento(url, fetcher, settings=settings)
         current = None
         try:
-            current = await _live_document(url, fetcher)
+            current = await live_document(url, fetcher)
         except PagetrailError:  # the page is dead: no current page to call tags ghosts by
             current = None
         return await get_tags(url, fetcher, memento=memento, current=current,

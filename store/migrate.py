@@ -12,13 +12,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, MetaData, Table, inspect, select
+from sqlalchemy import Engine, column, inspect, select, table
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "alembic_version"  # Alembic's default, which env.py keeps
+_VERSIONS = table(VERSION_TABLE, column("version_num"))
 _HEADER = re.compile(r"^(down_revision|revision)\s*(?::[^=]*)?=\s*['\"]?([\w-]+|None)['\"]?\s*$",
                      re.MULTILINE)
 
@@ -38,8 +39,7 @@ def current_revision(engine: Engine) -> str | None:
     with engine.connect() as connection:
         if not inspect(connection).has_table(VERSION_TABLE):
             return None
-        table = Table(VERSION_TABLE, MetaData(), autoload_with=connection)
-        versions = connection.execute(select(table.c.version_num)).scalars().all()
+        versions = connection.execute(select(_VERSIONS.c.version_num)).scalars().all()
     return versions[0] if len(versions) == 1 else None
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
@@ -185,6 +185,11 @@ def tfidf_terms(tokens: list[str], background: Background, k: int | None = 20) -
 
 def kld_terms(tokens: list[str], background: Background, k: int | None = 20) -> list[Term]:
     """Terms by their contribution to KL(doc ‖ background): p_doc·log(p_doc / p_bg)."""
+    return _kld_ranked(tokens, background.prob, k)
+
+
+def _kld_ranked(tokens: list[str], probability: Callable[[str], float],
+                k: int | None) -> list[Term]:
     counts = Counter(tokens)
     total = sum(counts.values())
     if not total:
@@ -192,7 +197,7 @@ def kld_terms(tokens: list[str], background: Background, k: int | None = 20) -> 
     scores = {}
     for t, c in counts.items():
         p = c / total
-        scores[t] = p * math.log(p / background.prob(t))
+        scores[t] = p * math.log(p / probability(t))
     return _ranked(scores, _first_positions(tokens), k)
 
 
@@ -320,16 +325,7 @@ def url_term_prob(term: str) -> float:
 def url_terms(url: str, k: int | None = 10, *, include_host: bool = False,
               lang: str = "en") -> list[Term]:
     """URL terms ranked by KLD against the URL-term model (Martinez-Romo & Araujo)."""
-    words = url_words(url, include_host=include_host, lang=lang)
-    counts = Counter(words)
-    total = sum(counts.values())
-    if not total:
-        return []
-    scores = {}
-    for t, c in counts.items():
-        p = c / total
-        scores[t] = p * math.log(p / url_term_prob(t))
-    return _ranked(scores, _first_positions(words), k)
+    return _kld_ranked(url_words(url, include_host=include_host, lang=lang), url_term_prob, k)
 
 
 def drop_stopwords(terms: Iterable[str], lang: str = "en") -> list[str]:
