@@ -37,11 +37,14 @@ import sitegen
 
 BIN = Path(sys.executable).parent
 DEAD_VERDICTS = ("dead", "soft404", "unreachable")
-# Runs a command and prints its peak RSS (KiB, largest child) on stderr's last line.
+# Runs a command and prints its peak RSS (KiB, largest child) and its CPU seconds (user,
+# system: the whole process tree) on stderr's last line. CPU time is the steadier measure on
+# a shared machine: other work stretches the wall time far more than it does the CPU time.
 PEAK_WRAPPER = ("import resource, subprocess, sys\n"
                 "rc = subprocess.run(sys.argv[1:]).returncode\n"
-                "print('PEAK_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,"
-                " file=sys.stderr)\nsys.exit(rc)\n")
+                "use = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+                "print('PEAK_KB', use.ru_maxrss, use.ru_utime, use.ru_stime, file=sys.stderr)\n"
+                "sys.exit(rc)\n")
 
 
 @dataclass
@@ -49,6 +52,8 @@ class Run:
     name: str
     seconds: float = 0.0
     peak_mb: float = 0.0
+    cpu_user: float = 0.0
+    cpu_sys: float = 0.0
     dead: set[str] = field(default_factory=set)
     returncode: int = 0
     note: str = ""
@@ -74,14 +79,17 @@ def measured(name: str, command: list[str], *, env: dict[str, str] | None = None
     run = Run(name, seconds=time.monotonic() - started, returncode=rc)
     for line in reversed(stderr.splitlines()):
         if line.startswith("PEAK_KB"):
-            run.peak_mb = int(line.split()[1]) / 1024
+            _, peak_kb, user, system = line.split()
+            run.peak_mb = int(peak_kb) / 1024
+            run.cpu_user, run.cpu_sys = float(user), float(system)
             break
     if rc not in (0, 1, 2):  # lychee and linkchecker exit 1/2 when they found broken links
         run.note = f"exit {rc}: {stderr.strip().splitlines()[-3:] if stderr.strip() else ''}"
     return run
 
 
-def run_pagetrail(base: str, concurrency: int, work: Path, timeout: float) -> Run:
+def run_pagetrail(base: str, concurrency: int, work: Path, timeout: float,
+                  keep_db: Path | None = None) -> Run:
     db = work / "pagetrail.db"
     env = dict(os.environ, PAGETRAIL_DATABASE_URL=f"sqlite:///{db}",
                PAGETRAIL_DATA_DIR=str(work), PAGETRAIL_CONFIG=str(work / "none.toml"),
@@ -96,6 +104,10 @@ def run_pagetrail(base: str, concurrency: int, work: Path, timeout: float) -> Ru
         with sqlite3.connect(db) as conn:
             rows = conn.execute("SELECT url, verdict FROM link_checks").fetchall()
         run.dead = {url for url, verdict in rows if verdict in DEAD_VERDICTS}
+        if keep_db is not None:  # for bench/compare_scans.py, with the report beside it
+            with sqlite3.connect(db) as conn, sqlite3.connect(keep_db) as copy:
+                conn.backup(copy)
+            shutil.copyfile(work / "pagetrail.json", keep_db.with_suffix(".json"))
     return run
 
 
@@ -175,6 +187,8 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--timeout", type=float, default=240.0, help="per checker, seconds")
     parser.add_argument("--skip", action="append", default=[], help="skip a checker by name")
+    parser.add_argument("--keep-db", type=Path, default=None,
+                        help="copy pagetrail's database here (to compare runs)")
     args = parser.parse_args()
 
     spec = sitegen.build_site(args.pages, args.links_per_page)
@@ -195,7 +209,7 @@ def main() -> int:
             work = Path(tmp)
             os.chmod(work, 0o777)  # linkchecker drops root privileges to nobody
             for name, job in (("pagetrail", lambda: run_pagetrail(base, args.concurrency, work,
-                                                                   args.timeout)),
+                                                                   args.timeout, args.keep_db)),
                               ("lychee", lambda: run_lychee(pages, args.concurrency, work,
                                                             args.timeout)),
                               ("linkchecker", lambda: run_linkchecker(pages, args.concurrency,
@@ -207,7 +221,8 @@ def main() -> int:
                 print(f"{run.name:<12} {run.seconds:8.1f} s  {links / run.seconds:8.0f} links/s"
                       f"  peak {run.peak_mb:6.0f} MB  dead {len(run.dead):5d}"
                       f"  (truth {len(truth)}; missed {len(truth - run.dead)},"
-                      f" extra {len(run.dead - truth)}) {run.note}", flush=True)
+                      f" extra {len(run.dead - truth)})  cpu {run.cpu_user:.1f} user"
+                      f" + {run.cpu_sys:.1f} sys {run.note}", flush=True)
     finally:
         server.terminate()
         server.join(5)

@@ -8,18 +8,14 @@ after an interruption resumes it.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-# First, while the stack is shallow: wordfreq (under tools.text) locates its data with
-# inspect.stack(), which reads the source of every frame on the stack. Imported from deep in
-# the import chain below (digest → scanner → engines → text), that took ~0.3 s of start-up;
-# from here, a tenth of it.
-import pagetrail.tools.text  # noqa: F401
-
-# isort: split
+# wordfreq (the tokenizer) is imported by tools.text on first use: a scan tokenizes only
+# pages with not-found wording or a soft-404 sibling to compare, often none at all.
 from pagetrail.cli.common import print_json, run_async
 from pagetrail.store import open_store
 from pagetrail.tools.digest import ScanDigest, build_digest, recover_confirmed, to_json, to_markdown
@@ -45,6 +41,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="recoveries at most (default 10)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=handle)
+
+
+# Allocations between two young-generation collections during a scan (CPython's default: 700).
+# A scan allocates millions of short-lived objects (requests, parse trees, rows); at 700 the
+# collector ran ~500 times in a 20,000-link scan and promoted survivors to be walked again
+# by older-generation passes, ~0.3 s of CPU in all (plus the caches it evicts); at 20,000,
+# ~0.07 s (558 collections → 55). Cycles wait a little longer to be freed: a few MB at most.
+SCAN_GC_THRESHOLD = 20_000
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """The cyclic collector runs less often while the block runs (restored afterwards)."""
+    previous = gc.get_threshold()
+    gc.set_threshold(SCAN_GC_THRESHOLD, *previous[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
 
 
 def show_progress(quiet: bool) -> bool:
@@ -84,7 +99,7 @@ async def _scan(args: argparse.Namespace, settings: Settings,
 
 def handle(args: argparse.Namespace) -> int:
     settings = Settings()
-    with progress_bar(show_progress(args.quiet)) as progress:
+    with fewer_collections(), progress_bar(show_progress(args.quiet)) as progress:
         digest = run_async(_scan(args, settings, progress))
     if args.json:
         print_json(to_json(digest))

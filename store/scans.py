@@ -35,7 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from pagetrail.store.db import Store
+from pagetrail.store.db import BulkWrite, Store
 from pagetrail.store.linkgraph import Edge
 from pagetrail.store.models import Base, LinkCheck, LinkEdge, utcnow
 
@@ -137,8 +137,7 @@ def record_pages_done(session: Session, scan_id: str, pages: Iterable[tuple[str,
         ScanPage.scan_id == scan_id, ScanPage.url_key.in_(list(keys)))))
     rows = [{"scan_id": scan_id, "url_key": k, "url": u, "depth": d, "done": True}
             for k, (u, d) in keys.items() if k not in known]
-    if rows:
-        session.connection().execute(insert(ScanPage.__table__), rows)
+    _INSERT_PAGES.execute(session.connection(), rows)
 
 
 def done_pages(store: Store, scan_id: str) -> list[FrontierPage]:
@@ -163,9 +162,7 @@ def replace_edges_of_pages(session: Session, pages: Sequence[tuple[str, Sequence
     rows = [{"page_url": url, "target_url": e.target_url, "anchor": e.anchor[:1000],
              "context": e.context[:2000], "seen_at": utcnow()}
             for url, edges in pages for e in edges]
-    if rows:
-        # Core executemany: the ORM's bulk insert path costs several times more per row.
-        session.connection().execute(insert(LinkEdge.__table__), rows)
+    _INSERT_EDGES.execute(session.connection(), rows)
     return len(rows)
 
 
@@ -227,22 +224,32 @@ def save_state_rows(session: Session, new: Sequence[dict[str, Any]],
                     changed: Sequence[dict[str, Any]]) -> None:
     """Insert the `new` LinkStatus rows and rewrite the `changed` ones (each a full row of
     `STATE_COLUMNS`, matched on url_key), one executemany each."""
-    table = LinkStatus.__table__
     connection = session.connection()
-    if new:
-        connection.execute(insert(table), list(new))
-    if changed:
-        # Without .values(), the SET clause is made of the parameters' other keys.
-        statement = update(table).where(table.c.url_key == bindparam("key"))
-        connection.execute(statement, [
-            {"key": row["url_key"], **{k: v for k, v in row.items() if k != "url_key"}}
-            for row in changed])
+    _INSERT_STATES.execute(connection, new)
+    _UPDATE_STATES.execute(connection, [{**row, "key": row["url_key"]} for row in changed])
+
+
+# The columns of a LinkCheck row as the scanner writes it (all but the generated id).
+CHECK_COLUMNS = ("url", "checked_at", "verdict", "status", "final_url", "evidence", "scan_id")
 
 
 def insert_checks(session: Session, rows: Sequence[dict[str, Any]]) -> None:
-    """LinkCheck rows (column → value), one executemany."""
-    if rows:
-        session.connection().execute(insert(LinkCheck.__table__), list(rows))
+    """LinkCheck rows (`CHECK_COLUMNS` → value), one executemany."""
+    _INSERT_CHECKS.execute(session.connection(), rows)
+
+
+# The scanner's bulk writes (store.db.BulkWrite: the driver's executemany, without
+# SQLAlchemy's per-row work). The UPDATE's SET clause is every column but the key.
+_INSERT_PAGES = BulkWrite(lambda: insert(ScanPage.__table__),
+                          ("scan_id", "url_key", "url", "depth", "done"))
+_INSERT_EDGES = BulkWrite(lambda: insert(LinkEdge.__table__),
+                          ("page_url", "target_url", "anchor", "context", "seen_at"))
+_INSERT_CHECKS = BulkWrite(lambda: insert(LinkCheck.__table__), CHECK_COLUMNS)
+_INSERT_STATES = BulkWrite(lambda: insert(LinkStatus.__table__), STATE_COLUMNS)
+_UPDATE_STATES = BulkWrite(
+    lambda: update(LinkStatus.__table__).where(
+        LinkStatus.__table__.c.url_key == bindparam("key")),
+    ("key", *STATE_COLUMNS[1:]))
 
 
 def states_by_url(store: Store, urls: Iterable[str]) -> dict[str, LinkStatus]:

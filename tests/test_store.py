@@ -92,3 +92,62 @@ def test_pick_survives_kill_after_write(db_url: str) -> None:
     assert [(p.dead_url, p.chosen_url, p.by) for p in picks] == [
         ("https://dead.example/a", "https://new.example/a", "U1")
     ]
+
+
+def _stored_as_text(store: Store, table: str, key: str, columns: list[str]) -> dict[str, tuple]:
+    """Each row's columns as the database holds them (cast to text), keyed by `key`."""
+    casts = ", ".join(f"CAST({c} AS TEXT)" for c in columns)
+    with store.engine.connect() as connection:
+        rows = connection.exec_driver_sql(f"SELECT {key}, {casts} FROM {table}").all()
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def test_bulk_writes_store_what_sqlalchemy_stores(store: Store) -> None:
+    """store.db.BulkWrite (the scanner's driver-level executemany) against SQLAlchemy's own
+    executemany: the same values stored, on every backend; JSONText is stored as given."""
+    import json
+    from datetime import UTC, datetime
+
+    from sqlalchemy import bindparam, insert, update
+
+    from pagetrail.store.db import JSONText
+    from pagetrail.store.models import LinkCheck
+    from pagetrail.store.scans import LinkStatus, insert_checks, save_state_rows
+
+    at = datetime(2026, 3, 1, 12, 30, 5, 120, tzinfo=UTC)
+    evidence = {"method": "GET", "status": 200, "words": ["naïve", "日本"], "score": 0.5,
+                "sibling": {"probed": True, "url": None}}
+    check = {"checked_at": at, "verdict": "ok", "status": None, "final_url": "https://a.example/",
+             "evidence": evidence, "scan_id": "s1"}
+    with store.session() as session:
+        session.connection().execute(insert(LinkCheck.__table__), [{**check, "url": "core"}])
+        insert_checks(session, [{**check, "url": "bulk"},
+                                {**check, "url": "text",
+                                 "evidence": JSONText(json.dumps(evidence))}])
+    columns = ["checked_at", "verdict", "status", "final_url", "evidence", "scan_id"]
+    checks = _stored_as_text(store, "link_checks", "url", columns)
+    assert checks["bulk"] == checks["core"] == checks["text"]
+    assert json.loads(checks["bulk"][4]) == evidence
+
+    def state(key: str, when: datetime | None) -> dict:
+        return {"url_key": key, "url": f"https://a.example/{key}", "state": "suspect",
+                "counted": [at.isoformat()], "history": "F", "first_failed_at": at,
+                "last_checked_at": when, "last_verdict": "dead", "confirmed_at": None,
+                "changed_at": at, "last_scan_id": "s1"}
+
+    table = LinkStatus.__table__
+    with store.session() as session:
+        session.connection().execute(insert(table), [state("core", None)])
+        save_state_rows(session, [state("bulk", None)], [])
+    later = datetime(2026, 3, 8, 9, 0, tzinfo=UTC)
+    with store.session() as session:
+        changed = state("core", later)
+        session.connection().execute(
+            update(table).where(table.c.url_key == bindparam("key")),
+            [{"key": "core", **{k: v for k, v in changed.items() if k != "url_key"}}])
+        save_state_rows(session, [], [state("bulk", later)])
+    columns = ["state", "counted", "history", "first_failed_at", "last_checked_at",
+               "last_verdict", "confirmed_at", "changed_at", "last_scan_id"]
+    states = _stored_as_text(store, "link_states", "url_key", columns)
+    assert states["bulk"] == states["core"]
+    assert states["bulk"][4] is not None  # the update reached the row

@@ -115,6 +115,8 @@ class Observation:
     error: str | None = None  # PagetrailError code (fetch_failed, body_too_large, ...)
     error_kind: str | None = None  # FetchFailed.kind
     message: str = ""
+    # parking_evidence of this page's words, once computed (`page_parking`).
+    parking: dict[str, object] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -303,6 +305,14 @@ def parking_evidence(title: str, text: str, final_url: str | None) -> dict[str, 
         short and len(services) >= 1 and ("domain" in sample.lower()) and (
             "sale" in sample.lower() or "parked" in sample.lower()))
     return {"parked": parked, "phrases": phrases, "services": services, "tokens": n_tokens}
+
+
+def page_parking(page: Observation) -> dict[str, object]:
+    """parking_evidence of an observed page, computed once: a page is asked twice (whether
+    to probe a sibling — hostprobe.needs_sibling, check_link — and then in `classify`)."""
+    if page.parking is None:
+        page.parking = parking_evidence(page.title, page.text, page.final_url)
+    return page.parking
 
 
 def shingles(tokens: list[str], k: int = 3) -> set[tuple[str, ...]]:
@@ -504,7 +514,7 @@ def _soft404(obs: Observations, evidence: dict[str, object]) -> tuple[bool, str]
     if redirected_to_root(obs.url, page.final_url, page.chain):
         evidence["home_redirect"] = True
         return True, f"deep URL redirected to the site root {page.final_url}"
-    parking = parking_evidence(page.title, page.text, page.final_url)
+    parking = page_parking(page)
     if parking["phrases"] or parking["services"]:
         evidence["parking"] = parking
     if parking["parked"]:
@@ -576,7 +586,7 @@ async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = 
             and 200 <= page.status < 300 and not page.squid_error
             and page.content_type in ("text/html", "application/xhtml+xml")
             and not redirected_to_root(url, page.final_url, page.chain)
-            and not parking_evidence(page.title, page.text, page.final_url)["parked"]):
+            and not page_parking(page)["parked"]):
         obs.sibling_url = sibling_url(url)
         if obs.sibling_url:
             obs.sibling = await _observe(fetcher, "GET", obs.sibling_url, polite)

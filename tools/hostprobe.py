@@ -26,7 +26,7 @@ from pagetrail.tools.check import (
     classify,
     observe_error,
     observe_response,
-    parking_evidence,
+    page_parking,
     redirected_to_root,
     sibling_url,
 )
@@ -78,7 +78,7 @@ def needs_sibling(url: str, page: Observation) -> bool:
     return (not page.error and page.status is not None and 200 <= page.status < 300
             and not page.squid_error and page.content_type in HTML_TYPES
             and not redirected_to_root(url, page.final_url, page.chain)
-            and not parking_evidence(page.title, page.text, page.final_url)["parked"])
+            and not page_parking(page)["parked"])
 
 
 class SiblingProber:

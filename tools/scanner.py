@@ -37,9 +37,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
-from pagetrail.store.db import Store
+from pagetrail.store.db import JSONText, Store
 from pagetrail.store.linkgraph import Edge
 from pagetrail.store.models import LinkCheck
 from pagetrail.store.scans import (
@@ -304,11 +304,13 @@ def _check_row(result: CheckResult, at: datetime, before: LinkState, after: Link
                          "failures": after.failures}
     return {"url": result.url, "checked_at": at, "verdict": result.verdict,
             "status": result.status, "final_url": result.final_url,
-            "evidence": _jsonable(evidence), "scan_id": scan_id}
+            "evidence": _serialized(evidence), "scan_id": scan_id}
 
 
-def _jsonable(value: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(value, default=str))
+def _serialized(value: dict[str, Any]) -> JSONText:
+    """`value` as JSON, values JSON cannot hold written as strings. The text stored is what
+    storing the JSON-able copy (json.loads of this) would store: json.dumps of it again."""
+    return JSONText(json.dumps(value, default=str))
 
 
 def _state_of(row: dict[str, Any] | None) -> LinkState:
@@ -548,15 +550,22 @@ def summarize(store: Store, scan_id: str, *, target: str, resumed: bool, started
     verdicts: Counter[str] = Counter()
     states: Counter[str] = Counter()
     changes: list[LinkChange] = []
+    checks, edge_table = LinkCheck.__table__.c, LinkEdge.__table__.c
+    # Core statements on the session's connection: the ORM's row processing cost more than
+    # the queries (a scan of a site reads back thousands of checks).
     with store.session() as s:
-        rows = s.execute(select(LinkCheck.url, LinkCheck.verdict, LinkCheck.status,
-                                LinkCheck.evidence).where(LinkCheck.scan_id == scan_id)).all()
-        pages = s.scalars(select(ScanPage.url).where(ScanPage.scan_id == scan_id)).all()
+        connection = s.connection()
+        rows = connection.execute(select(checks.url, checks.verdict, checks.status,
+                                         checks.evidence)
+                                  .where(checks.scan_id == scan_id)).all()
+        pages = connection.execute(select(ScanPage.__table__.c.url)
+                                   .where(ScanPage.__table__.c.scan_id == scan_id)
+                                   ).scalars().all()
         edges = 0
         for start in range(0, len(pages), 500):
             chunk = list(pages[start:start + 500])
-            edges += len(s.scalars(select(LinkEdge.id)
-                                   .where(LinkEdge.page_url.in_(chunk))).all())
+            edges += connection.execute(select(func.count()).select_from(LinkEdge.__table__)
+                                        .where(edge_table.page_url.in_(chunk))).scalar_one()
     for url, verdict, status, evidence in rows:
         verdicts[verdict] += 1
         state = (evidence or {}).get("state") or {}
