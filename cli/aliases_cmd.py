@@ -26,6 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--folder-min-quality", type=float, default=None,
                           help="quality bar for a simple, unrefuted rule from the URL's folder")
     evaluate.add_argument("--folder-max-complexity", type=int, default=None)
+    evaluate.add_argument("--structural-max-complexity", type=int, default=None,
+                          help="complexity bar in the URL's folder for an unrefuted structural "
+                               "rule (renamed folders, host + folder prefix)")
+    evaluate.add_argument("--repeated-min-support", type=int, default=None,
+                          help="...or for an unrefuted rule that this many folder moves support")
     evaluate.add_argument("--real-world", action="store_true",
                           help="also score leave-one-out on FABLE's 4,680 real-world aliases")
     add_json_flag(evaluate)
@@ -59,7 +64,8 @@ def eval_handler(args: argparse.Namespace) -> int:
     from pagetrail.tools.aliases import Thresholds
 
     given = {name: getattr(args, name) for name in (
-        "min_support", "min_quality", "margin", "folder_min_quality", "folder_max_complexity")}
+        "min_support", "min_quality", "margin", "folder_min_quality", "folder_max_complexity",
+        "structural_max_complexity", "repeated_min_support")}
     thresholds = Thresholds(**{k: v for k, v in given.items() if v is not None})
     report = evaluate_aliases(load_fable_dataset(args.data), thresholds,
                               real_world=args.real_world)
@@ -79,9 +85,12 @@ def format_table(report) -> str:  # type: ignore[no-untyped-def]
         lines.append(f"{r.system:<42} {r.cases:>5} {r.proposed:>8} {r.correct:>7} {r.wrong:>5} "
                      f"{r.precision:>9.3f} {r.coverage:>8.3f} {strict:>6}")
     t = report.thresholds
+    lines.extend(f"  {r.system}: {r.note}" for r in report.rows
+                 if "upper bound" in r.system or "top-" in r.system)
     lines.append(f"correct = equal after normalize_url (http≡https, www., trailing /); strict = "
                  f"no scheme/:80/trailing / only. thresholds: quality≥{t.min_quality} "
                  f"support≥{t.min_support} margin={t.margin}, in the URL's folder "
                  f"quality≥{t.folder_min_quality} if unrefuted and complexity≤"
-                 f"{t.folder_max_complexity}; {report.seconds:.1f} s")
+                 f"{t.folder_max_complexity} (≤{t.structural_max_complexity} if structural or "
+                 f"≥{t.repeated_min_support} moves support it); {report.seconds:.1f} s")
     return "\n".join(lines)

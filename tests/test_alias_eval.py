@@ -134,3 +134,37 @@ def test_cli_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert rows[0]["correct"] == 5
     assert main(["eval-aliases", str(tmp_path / "missing")]) == 2
+
+
+def test_top_k_upper_bound_counts_unconfirmed_proposals(tmp_path: Path) -> None:
+    # Two folders moved two ways: the folder's rules disagree, nothing is confident, but the
+    # true alias is among the proposals a live check could try. The upper-bound row counts
+    # it; the confident row does not. A deleted URL of that folder gets proposals too: the
+    # deleted upper-bound row shows what verification would have to reject.
+    truth = [gt_row(f"http://t.example/city/food/{w}-place", f"https://t.example/city/{to}/{w}-place")
+             for w, to in (("a", "bars"), ("b", "restaurants"), ("c", "bars"),
+                           ("d", "restaurants"))]
+    report = evaluate_aliases(load_fable_dataset(write_dataset(
+        tmp_path, truth, ["http://t.example/city/food/e-place"])))
+    rows = {r.system: r for r in report.rows}
+    assert rows["pagetrail INFER (leave-one-out)"].correct == 0
+    upper = rows["pagetrail INFER top-3, upper bound"]
+    assert (upper.cases, upper.proposed, upper.correct) == (4, 4, 4)
+    assert "upper bound" in upper.note or "at most" in upper.note
+    deleted = rows["pagetrail INFER top-3 on deleted"]
+    assert (deleted.proposed, deleted.correct) == (1, 0)
+    assert rows["pagetrail INFER on deleted"].proposed == 0
+
+
+def test_top_k_pairs_take_the_hit_else_the_first_proposal() -> None:
+    from pagetrail.tools.alias_eval import AliasCase, Judged, top_k_pairs
+    from pagetrail.tools.aliases import Proposal, Thresholds
+
+    ranked = [[Proposal(f"https://x.example/{n}", "r", 1, 3, 0.25, 0, 0) for n in "abcd"]]
+    cases = [AliasCase("http://x.example/old", "https://x.example/c/"),
+             AliasCase("http://x.example/old", "https://x.example/d"),
+             AliasCase("http://x.example/old", None)]
+    pairs = top_k_pairs([Judged(c, ranked) for c in cases], Thresholds())
+    assert pairs == [("https://x.example/c", "https://x.example/c/"),
+                     ("https://x.example/a", "https://x.example/d"),
+                     ("https://x.example/a", None)]

@@ -23,6 +23,7 @@ from pagetrail.tools.aliases import (
     propose,
     render,
     render_tail,
+    structural,
     verify_proposals,
 )
 from pagetrail.tools.errors import InvalidURL
@@ -185,6 +186,52 @@ def test_excluded_moves_are_never_used() -> None:
     assert propose(book, "http://e.example/a/two.html",
                    thresholds=Thresholds(min_quality=0.5, margin=0.0)).best is not None
     assert propose(book, "http://e.example/a/two.html", exclude={0}).proposals == []
+
+
+def test_a_new_host_with_a_folder_prefix_is_trusted_from_one_move_of_the_folder() -> None:
+    # Host change + constant folder prefix (complexity 2) is one structural decision: one
+    # unrefuted move from another date folder of the same shape vouches for it.
+    known = moves(("http://blog.t.example/2009/12/calling-cards.html",
+                   "https://www.t.example/blog/2009/12/calling-cards.html"))
+    assert best_url(known, "http://blog.t.example/2010/10/contest-finalists.html") == \
+        "https://www.t.example/blog/2010/10/contest-finalists.html"
+    # ...but not from a folder of another name.
+    assert best_url(known, "http://blog.t.example/about/contest-finalists.html") is None
+
+
+def test_two_renamed_folders_are_trusted_from_one_move_of_the_folder() -> None:
+    known = moves(("http://h.example/events/conferences/2/travel",
+                   "https://h.example/events/plone-conferences/vienna-2004/travel"))
+    assert best_url(known, "http://h.example/events/conferences/2/hotels") == \
+        "https://h.example/events/plone-conferences/vienna-2004/hotels"
+
+
+def test_a_restyled_rename_needs_two_unrefuted_moves() -> None:
+    # A renamed folder + lower-cased slug (complexity 2) is not structural: one move is an
+    # anecdote, two that agree with nothing against them are a rule.
+    first = ("http://p.example/briefing-papers/SN05609",
+             "https://lib.p.example/research-briefings/sn05609/")
+    second = ("http://p.example/briefing-papers/SN05783",
+              "https://lib.p.example/research-briefings/sn05783/")
+    dead = "http://p.example/briefing-papers/SN06183"
+    assert best_url(moves(first), dead) is None
+    assert best_url(moves(first, second), dead) == "https://lib.p.example/research-briefings/sn06183/"
+    # A counter-example in the folder takes the trust away again.
+    third = ("http://p.example/briefing-papers/SN01234", "https://lib.p.example/archive/x/")
+    assert best_url(moves(first, second, third), dead) is None
+
+
+def test_structural_rules_rename_folders_or_rewrite_a_prefix_only() -> None:
+    def kinds(old: str, new: str) -> dict[str, bool]:
+        return {t.describe(): structural(t) for t in explain_move(KnownMove(old, new))}
+
+    prefix = kinds("http://blog.t.example/2009/12/x.html", "https://www.t.example/blog/2009/12/x.html")
+    assert prefix["www.t.example/blog/seg[0:]"] is True
+    assert prefix["www.t.example/blog/seg[-3]/seg[-2]/seg[-1]"] is False  # constant, not a prefix
+    renamed = kinds("http://p.example/briefing-papers/SN1", "https://p.example/research/sn1")
+    assert renamed["host/seg[0]:briefing-papers->research/seg[-1]{lower}"] is False  # restyled
+    maps = kinds("http://h.example/a/b/c", "https://h.example/x/y/c")
+    assert maps["host/seg[0]:a->x/seg[1]:b->y/seg[-1]"] is True
 
 
 def test_path_folders_become_a_query() -> None:

@@ -260,6 +260,24 @@ def decisions(judged: Sequence[Judged], thresholds: Thresholds) -> list[tuple[st
     return out
 
 
+UPPER_BOUND_K = 3
+
+
+def top_k_pairs(judged: Sequence[Judged], thresholds: Thresholds,
+                k: int = UPPER_BOUND_K) -> list[tuple[str | None, str | None]]:
+    """Per case, the true alias when it is among the first `k` proposals (confident or not),
+    else the first proposal, else None: scored with `score`, "correct" counts the cases whose
+    alias live verification of `k` fetches *could* confirm — an upper bound, since offline
+    nothing is fetched and verification may also fail or accept a wrong page."""
+    out = []
+    for j in judged:
+        urls = [p.url for p in decide(j.case.url, j.ranked, thresholds).proposals[:k]]
+        truth = j.case.truth
+        hit = next((u for u in urls if truth and normalize_url(u) == normalize_url(truth)), None)
+        out.append((hit or (urls[0] if urls else None), truth))
+    return out
+
+
 @dataclass
 class AliasEvalReport:
     rows: list[Row]
@@ -297,6 +315,14 @@ def evaluate_aliases(dataset: FableDataset, thresholds: Thresholds = DEFAULT_THR
         score("FABLE inference on deleted", [(c.fable_inference, None)
                                              for c in dataset.deleted_cases],
               "every proposal is wrong"),
+        score(f"pagetrail INFER top-{UPPER_BOUND_K}, upper bound",
+              top_k_pairs(judged_truth, thresholds),
+              f"true alias among the first {UPPER_BOUND_K} proposals, confident or not: what "
+              "live verification could at most confirm (FABLE's inference field is verified "
+              "live); offline nothing is fetched"),
+        score(f"pagetrail INFER top-{UPPER_BOUND_K} on deleted",
+              top_k_pairs(judged_deleted, thresholds),
+              "cases with any proposal: live verification would have to reject them all"),
     ]
     if real_world:
         cases = [AliasCase(m.old_url, m.new_url, title=m.title)
@@ -311,6 +337,7 @@ def evaluate_aliases(dataset: FableDataset, thresholds: Thresholds = DEFAULT_THR
 def sweep_thresholds(judged: Sequence[Judged], grid: Iterable[Thresholds]) -> list[Row]:
     """Score the same rankings under several thresholds (calibration without re-learning)."""
     return [score(f"q≥{t.min_quality} s≥{t.min_support} m={t.margin} "
-                  f"folder q≥{t.folder_min_quality} c≤{t.folder_max_complexity}",
+                  f"folder q≥{t.folder_min_quality} c≤{t.folder_max_complexity} "
+                  f"(structural/s≥{t.repeated_min_support} c≤{t.structural_max_complexity})",
                   decisions(judged, t))
             for t in grid]

@@ -14,9 +14,12 @@ The new query may also be built from old path segments (/list/2009/02 → ?month
 
 Rules are judged against the moves of the dead URL's own folder first (date and numeric
 folders count as one name), then wider. As in FABLE, the folder is the unit: a simple rule
-that one move of the same folder supports and none contradicts is trusted; elsewhere a rule
-needs more support. The thresholds keep precision ≥ 0.9 on a sample of FABLE's real-world
-aliases (leave-one-out); see `alias_eval.sweep_thresholds`.
+that one move of the same folder supports and none contradicts is trusted — also at cost two
+when it is *structural* (renamed folders, a new host with a folder prefix: one layout decision
+of the site's) or when two of the folder's moves reproduce it; elsewhere a rule needs more
+support. The thresholds keep precision ≥ 0.9 on FABLE's 4,680 real-world aliases
+(leave-one-out; the dev set — the 500 ground-truth URLs are the test set); see
+`alias_eval.sweep_thresholds`.
 
 Pure functions, except `verify_proposals`, which fetches the proposals.
 """
@@ -41,10 +44,12 @@ MAX_ALTERNATIVES_PER_SEGMENT = 6
 MAX_TEMPLATES_PER_MOVE = 96
 
 DEFAULT_MIN_SUPPORT = 1
-DEFAULT_MIN_QUALITY = 0.7
+DEFAULT_MIN_QUALITY = 0.67
 DEFAULT_MARGIN = 0.1
 DEFAULT_FOLDER_MIN_QUALITY = 0.5
 DEFAULT_FOLDER_MAX_COMPLEXITY = 1
+DEFAULT_STRUCTURAL_MAX_COMPLEXITY = 2
+DEFAULT_REPEATED_MIN_SUPPORT = 2
 
 _EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
 _LEAD_NUMBER = re.compile(r"^\d+[-_]+")
@@ -493,6 +498,8 @@ class Proposal:
     confident: bool = False
     method: str = "INFER"
     votes: int = 0        # known moves (in scope) reproduced by *any* rule giving this URL
+    structural: bool = False  # the rule only renames folders or rewrites a prefix (see
+    #                           `structural`): no restyling, no constant inside the path
 
 
 @dataclass(frozen=True)
@@ -506,6 +513,11 @@ class Thresholds:
     # moves in the dead URL's own folder is trusted with less support than a site-wide one.
     folder_min_quality: float = DEFAULT_FOLDER_MIN_QUALITY
     folder_max_complexity: int = DEFAULT_FOLDER_MAX_COMPLEXITY
+    # ...and up to this complexity when the rule is structural (a renamed folder, a new host
+    # with a folder prefix: one decision of the site's, not a per-page restyling), or when
+    # at least `repeated_min_support` moves of the folder reproduce it and none contradicts.
+    structural_max_complexity: int = DEFAULT_STRUCTURAL_MAX_COMPLEXITY
+    repeated_min_support: int = DEFAULT_REPEATED_MIN_SUPPORT
 
 
 DEFAULT_THRESHOLDS = Thresholds()
@@ -538,6 +550,20 @@ def depth_free(t: Template) -> bool:
         return False
     variable = [p for p in t.path if p.kind not in ("const", "map")]
     return len(variable) == 1 and variable[0] is t.path[-1] and variable[0].kind == "tail"
+
+
+def structural(t: Template) -> bool:
+    """True when `t` changes the site's layout only: it renames folders (learned dictionary
+    entries, applied only where the old name recurs) and/or puts a constant prefix before the
+    kept rest of the path (/2009/12/x.html → /blog/2009/12/x.html), keeping every other part
+    unchanged — no restyling, no constant inside the path, no constant or rebuilt query.
+    Such a rule is one decision of the site's, so one or two unrefuted moves of the folder
+    vouch for it even when it costs two (two renamed folders, host + prefix)."""
+    if t.query[0] == "path" or (t.query[0] == "const" and t.query[1]):
+        return False
+    if any(p.style != IDENTITY or p.kind in ("query", "title") for p in t.path):
+        return False
+    return depth_free(t) if any(p.kind == "const" for p in t.path) else True
 
 
 def _shape(parts: UrlParts) -> tuple[int, tuple[str, ...]]:
@@ -617,7 +643,8 @@ def rank_proposals(book: RuleBook, dead_url: str, *, title: str | None = None,
         if ordered:
             ranking.append([
                 Proposal(url, rule.template.describe(), support, applicable, round(quality, 4),
-                         -neg_cost, level, votes=len(agreeing[normalize_url(url)]))
+                         -neg_cost, level, votes=len(agreeing[normalize_url(url)]),
+                         structural=structural(rule.template))
                 for (quality, neg_cost, support), rule, url, applicable in ordered[:10]
             ])
     return ranking
@@ -625,9 +652,13 @@ def rank_proposals(book: RuleBook, dead_url: str, *, title: str | None = None,
 
 def _min_quality(top: Proposal, folder_depth: int, thresholds: Thresholds) -> float:
     """The quality bar for `top`: lower when its evidence lies in the dead URL's own folder,
-    no move there contradicts it, and it is simple (few constants or restylings)."""
-    if (top.scope >= folder_depth and top.applicable == top.support
-            and top.complexity <= thresholds.folder_max_complexity):
+    no move there contradicts it, and it is simple (few constants or restylings) — or a
+    little less simple but structural, or reproduced by several of the folder's moves."""
+    if top.scope < folder_depth or top.applicable != top.support:
+        return thresholds.min_quality
+    if (top.complexity <= thresholds.folder_max_complexity
+            or (top.complexity <= thresholds.structural_max_complexity
+                and (top.structural or top.support >= thresholds.repeated_min_support))):
         return min(thresholds.min_quality, thresholds.folder_min_quality)
     return thresholds.min_quality
 
