@@ -168,3 +168,46 @@ def test_top_k_pairs_take_the_hit_else_the_first_proposal() -> None:
     assert pairs == [("https://x.example/c", "https://x.example/c/"),
                      ("https://x.example/a", "https://x.example/d"),
                      ("https://x.example/a", None)]
+
+
+def test_sweep_scores_each_threshold_on_the_real_world_aliases(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pagetrail.cli.main import main
+    from pagetrail.tools.alias_eval import SWEEP_GRID
+    from pagetrail.tools.aliases import DEFAULT_THRESHOLDS
+
+    # Real-world moves: one folder moved by a prefix rule (learnable), one by renames that
+    # no rule explains (nothing confident there).
+    aliases = [(f"http://r.example/2019/0{i}/{w}.html", f"https://r.example/blog/2019/0{i}/{w}.html")
+               for i, w in enumerate(["a", "b", "c", "d"], start=1)]
+    aliases += [(f"http://r.example/docs/{w}", f"https://r.example/manual/{w}-{n}")
+                for w, n in (("x", 7), ("y", 3), ("z", 9))]
+    data = write_dataset(tmp_path, BLOG, [], aliases=aliases)
+    assert main(["eval-aliases", str(data), "--sweep", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    swept = report["sweep"]
+    assert len(swept) == len(SWEEP_GRID)
+    # The sweep's point at the default thresholds scores what the report's real-world row does.
+    real_world = next(r for r in report["rows"] if "real-world" in r["system"])
+    default = [s for s in swept if s["thresholds"] == DEFAULT_THRESHOLDS.__dict__]
+    assert default and all((s["proposed"], s["correct"]) ==
+                           (real_world["proposed"], real_world["correct"]) for s in default)
+    assert real_world["correct"] == 4 and real_world["proposed"] == 4
+    assert main(["eval-aliases", str(data), "--sweep"]) == 0
+    out = capsys.readouterr().out
+    assert "threshold sweep on the real-world aliases" in out
+    marks = [line[0] for line in out.splitlines() if line[:1] in "*=+" and line[:1]]
+    # One best point and one defaults point (or one line that is both).
+    assert sorted(marks) in (["*", "="], ["+"])
+
+
+def test_best_swept_point_is_the_most_correct_above_the_precision_bar() -> None:
+    from pagetrail.tools.alias_eval import best_swept
+
+    swept = [{"proposed": 100, "correct": 95, "precision": 0.95},
+             {"proposed": 130, "correct": 116, "precision": 0.892},   # more, below the bar
+             {"proposed": 110, "correct": 100, "precision": 0.909},
+             {"proposed": 0, "correct": 0, "precision": 0.0}]
+    assert best_swept(swept) is swept[2]
+    assert best_swept(swept, min_precision=0.94) is swept[0]
+    assert best_swept([{"proposed": 5, "correct": 1, "precision": 0.2}]) is None

@@ -22,7 +22,7 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -291,9 +291,26 @@ class AliasEvalReport:
                 "sweep": self.sweep}
 
 
+# The grid `--sweep` scores on the real-world aliases (the dev set): the default thresholds
+# are the point of it with the most correct proposals at precision >= SWEEP_MIN_PRECISION that
+# keeps some margin above the bar (see the README's alias section).
+SWEEP_MIN_PRECISION = 0.9
+SWEEP_GRID: tuple[Thresholds, ...] = tuple(
+    replace(DEFAULT_THRESHOLDS, min_quality=quality, margin=margin,
+            structural_max_complexity=structural, repeated_min_support=repeated)
+    for quality in (0.7, 0.67, 0.6)
+    for structural in (1, 2, 3)
+    for repeated in (2, 3, 99)
+    for margin in (0.1, 0.05)
+)
+
+
 def evaluate_aliases(dataset: FableDataset, thresholds: Thresholds = DEFAULT_THRESHOLDS, *,
-                     real_world: bool = False) -> AliasEvalReport:
-    """pagetrail's inference beside FABLE's on the ground truth and the deleted set."""
+                     real_world: bool = False,
+                     sweep: Sequence[Thresholds] = ()) -> AliasEvalReport:
+    """pagetrail's inference beside FABLE's on the ground truth and the deleted set; with
+    `real_world`, also leave-one-out on the real-world aliases, and with `sweep`, each of those
+    thresholds scored on the real-world aliases (their rankings made once)."""
     started = time.perf_counter()
     truth_moves = [KnownMove(c.url, c.truth, c.title, "ground-truth")
                    for c in dataset.truth_cases if c.truth]
@@ -324,14 +341,24 @@ def evaluate_aliases(dataset: FableDataset, thresholds: Thresholds = DEFAULT_THR
               top_k_pairs(judged_deleted, thresholds),
               "cases with any proposal: live verification would have to reject them all"),
     ]
-    if real_world:
+    swept: list[dict[str, Any]] = []
+    if real_world or sweep:
         cases = [AliasCase(m.old_url, m.new_url, title=m.title)
                  for m in dataset.real_world_moves]
-        rw_learner = SiteLearner(dataset.real_world_moves)
+        judged_rw = judge(cases, SiteLearner(dataset.real_world_moves))
         rows.append(score("pagetrail INFER, real-world aliases (LOO)",
-                          decisions(judge(cases, rw_learner), thresholds),
+                          decisions(judged_rw, thresholds),
                           "truth = aliases FABLE found in the wild"))
-    return AliasEvalReport(rows, thresholds, time.perf_counter() - started)
+        swept = [{**row.to_dict(), "thresholds": t.__dict__}
+                 for t, row in zip(sweep, sweep_thresholds(judged_rw, sweep), strict=True)]
+    return AliasEvalReport(rows, thresholds, time.perf_counter() - started, swept)
+
+
+def best_swept(swept: Sequence[dict[str, Any]],
+               min_precision: float = SWEEP_MIN_PRECISION) -> dict[str, Any] | None:
+    """The swept point with the most correct proposals at precision >= `min_precision`."""
+    eligible = [s for s in swept if s["proposed"] and s["precision"] >= min_precision]
+    return max(eligible, key=lambda s: (s["correct"], s["precision"]), default=None)
 
 
 def sweep_thresholds(judged: Sequence[Judged], grid: Iterable[Thresholds]) -> list[Row]:
