@@ -173,6 +173,31 @@ async def test_refuses_loopback_unless_allowed_and_on_every_redirect_hop(
     assert server.hits["/to-local"] == 1 and server.hits["/secret"] == 0
 
 
+async def test_an_endpoint_origin_exempts_only_itself_and_only_from_its_own_chain(
+        server: Server, routes: dict[str, Route]) -> None:
+    """A configured endpoint (here searxng_url) used to exempt every port of its host."""
+    routes["/secret"] = (200, HTML, html("Secret", "internal"))
+    routes["/search"] = (200, HTML, html("Results", "found"))
+    page = Server({"/to-endpoint": (302, {"Location": server.base + "/search"}, b"")})
+    try:
+        async with Fetcher(settings(allow_hosts=[f"127.0.0.1:{page.port}"],
+                                    searxng_url=f"http://127.0.0.1:{server.port + 1}")) as f:
+            client = BulkFetcher(f)
+            with pytest.raises(RefusedAddress):  # another port of the endpoint's host
+                await client.get(server.base + "/secret")
+            await client.aclose()
+        async with Fetcher(settings(allow_hosts=[f"127.0.0.1:{page.port}"],
+                                    searxng_url=server.base)) as f:
+            client = BulkFetcher(f)
+            assert (await client.get(server.base + "/search")).status == 200
+            with pytest.raises(RefusedAddress):  # a page cannot bounce into the endpoint
+                await client.get(page.base + "/to-endpoint")
+            await client.aclose()
+    finally:
+        page.close()
+    assert server.hits["/secret"] == 0 and server.hits["/search"] == 1
+
+
 # --- redirects, keep-alive, bodies ----------------------------------------------------
 
 async def test_redirect_chain_is_recorded_hop_by_hop_on_one_connection(

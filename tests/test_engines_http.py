@@ -94,6 +94,24 @@ async def test_brave_shape_and_key_in_header_only() -> None:
         assert "wrong-key-xyz" not in repr(wrong) and "401" in str(denied.value)
 
 
+async def test_api_keys_do_not_follow_a_cross_origin_redirect() -> None:
+    """fetch_checked follows redirects: the key stays with the API's origin."""
+    with local_server() as api, local_server() as elsewhere:
+        elsewhere.routes["/res/v1/web/search"] = brave_api
+        api.routes["/res/v1/web/search"] = lambda seen: Answer(
+            302, "", {"Location": f"{elsewhere.base}{seen.raw_target}"})
+        api.routes["/moved/res/v1/web/search"] = brave_api
+        api.routes["/old/res/v1/web/search"] = lambda seen: Answer(
+            301, "", {"Location": seen.raw_target.replace("/old/", "/moved/", 1)})
+        async with make_fetcher(loopback_settings()) as fetcher:
+            with pytest.raises(EngineUnavailable, match="401"):  # sent without the key
+                await BraveEngine(fetcher, SecretStr(KEY), base_url=api.base).search("q")
+            same = BraveEngine(fetcher, SecretStr(KEY), base_url=api.base + "/old")
+            assert len(await same.search("q")) == 2  # a same-origin hop keeps it
+        assert api.seen[0].headers.get("x-subscription-token") == KEY
+        assert [s.headers.get("x-subscription-token") for s in elsewhere.seen] == [None]
+
+
 def google_api(seen: Seen) -> Answer:
     if seen.headers.get("x-goog-api-key") != KEY:
         return Answer(400, json.dumps({"error": {"code": 400, "message": "API key not valid"}}))

@@ -172,6 +172,27 @@ async def test_redirect_loop_and_too_many_redirects() -> None:
     assert srv.hits["/r6"] == 0  # stopped after max_redirects hops
 
 
+async def test_caller_headers_stay_on_the_requested_origin() -> None:
+    """API keys (Brave's X-Subscription-Token, ...) must not follow a cross-origin redirect."""
+    secret = {"X-Subscription-Token": "BRAVE-SECRET-123"}
+    with serve({"/landing": html("elsewhere")}) as other:
+        routes = {"/same": redirect("/landing"), "/landing": html("home"),
+                  "/cross": redirect(other.base + "/landing", 302),
+                  "/round-trip": redirect(other.base + "/back", 302)}
+        with serve(routes) as api:
+            other.routes["/back"] = redirect(api.base + "/landing")  # and home again
+            async with quick_fetcher() as f:
+                same = await f.get(api.base + "/same", headers=secret)
+                cross = await f.get(api.base + "/cross", headers=secret)
+                back = await f.get(api.base + "/round-trip", headers=secret)
+    assert same.text() == "home" and cross.text() == "elsewhere" and back.text() == "home"
+    token = [h.get("X-Subscription-Token") for h in api.headers_seen]
+    # /same, /landing (same origin: kept); /cross; /round-trip; /landing after the detour
+    assert token == ["BRAVE-SECRET-123"] * 4 + [None]
+    assert all("X-Subscription-Token" not in h for h in other.headers_seen)
+    assert all(h["User-Agent"].startswith("pagetrail/") for h in other.headers_seen)
+
+
 @pytest.mark.parametrize("location", ["javascript:alert(1)", "http://[::1", "ftp://x.example/"])
 async def test_unfollowable_redirect_is_the_answer(location: str) -> None:
     with serve({"/js": redirect(location, 302)}) as srv:
@@ -181,7 +202,11 @@ async def test_unfollowable_redirect_is_the_answer(location: str) -> None:
 
 
 @pytest.mark.parametrize("bad", ["not a url", "javascript:alert(1)", "file:///etc/passwd",
-                                 "http://", "ftp://example.com/x", "http://exa mple.com/"])
+                                 "http://", "ftp://example.com/x", "http://exa mple.com/",
+                                 # C0/C1 controls anywhere (\x0b/\x0c reached the host)
+                                 "http://x\x0b.com/", "http://x\x0c.com/", "http://x\x1f.com/",
+                                 "http://x\x85.example/", "http://example.com/a\x7fb",
+                                 "http://example.com/?q=\x9f", "http://example.com/#\x01"])
 async def test_malformed_or_unsupported_urls_are_invalid(bad: str) -> None:
     async with quick_fetcher() as f:
         with pytest.raises(InvalidURL):
@@ -360,6 +385,57 @@ async def test_read_timeout_is_fetch_failed_timeout_without_hanging() -> None:
                 await f.get(srv.base + "/slow")
     assert info.value.kind == "timeout"
     assert time.monotonic() - started < 5
+
+
+async def test_total_timeout_names_its_kind_not_an_empty_reason() -> None:
+    """asyncio's own TimeoutError has an empty str: the reason must still say something."""
+    def slow(_req: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        time.sleep(1.5)
+        return 200, {}, b"late"
+    with serve({"/slow": slow}) as srv:
+        settings = loopback_settings(read_timeout=5.0, total_timeout=0.3, retries=0)
+        async with quick_fetcher(settings) as f:
+            with pytest.raises(FetchFailed) as info:
+                await f.get(srv.base + "/slow")
+    assert info.value.kind == "timeout"
+    assert str(info.value) == "timeout: TimeoutError"
+
+
+@pytest.mark.parametrize("probe_answer", [b"", b"HTTP/1.1 403 Forb", b"x" * 70_000])
+async def test_proxy_closing_early_during_the_connect_probe_is_a_fetch_error(
+        probe_answer: bytes) -> None:
+    """A proxy refuses CONNECT, then closes (or babbles) when asked again by hand: the
+    caller gets the fetch layer's answer, not asyncio.IncompleteReadError/LimitOverrunError."""
+    connections = []
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            if len(connections) == 1:  # httpx's CONNECT: refused
+                writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+            else:  # the probe: an early close
+                writer.write(probe_answer)
+            await writer.drain()
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        settings = loopback_settings(allow_hosts=[], proxy=f"http://127.0.0.1:{port}",
+                                     retries=0)
+        async with quick_fetcher(settings) as f:
+            try:
+                r = await f.get("https://proxied.example/page")
+            except FetchFailed as exc:
+                assert exc.kind == "proxy"
+            else:
+                assert r.status == 403  # the status httpx kept from the CONNECT answer
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert len(connections) == 2
 
 
 # --- politeness -----------------------------------------------------------------------------

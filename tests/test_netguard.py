@@ -16,6 +16,7 @@ from pagetrail.tools.netguard import (
     allowed_hosts,
     bypasses_proxy,
     classify_address,
+    endpoint_origins,
     parse_ip_literal,
 )
 from pagetrail.tools.settings import Settings
@@ -28,6 +29,7 @@ from pagetrail.tools.settings import Settings
     ("0.0.0.0", "unspecified"), ("224.0.0.1", "multicast"), ("240.0.0.1", "reserved"),
     ("100.64.1.1", "shared"), ("::ffff:127.0.0.1", "loopback"), ("fe80::1", "link-local"),
     ("64:ff9b::a00:1", "private"), ("2002:7f00:1::", "loopback"), ("fc00::5", "private"),
+    ("fec0::1", "site-local"), ("feff:ffff::1", "site-local"),
 ])
 def test_non_public_addresses_are_classified(address: str, label: str) -> None:
     assert classify_address(ipaddress.ip_address(address)) == label
@@ -47,13 +49,57 @@ def test_ip_literals_in_legacy_forms(text: str, expected: str | None) -> None:
     assert (str(parsed) if parsed else None) == expected
 
 
-def test_allow_list_includes_configured_endpoints() -> None:
-    settings = Settings(allow_hosts=["intranet.example:8443"],
+def test_allow_list_is_allow_hosts_and_endpoints_are_origins() -> None:
+    settings = Settings(allow_hosts=["intranet.example:8443", "Wiki.Example."],
                         archives=["http://127.0.0.1:9001/world"],
                         searxng_url="http://search.local:8888", proxy="http://10.1.1.1:3128")
-    allowed = allowed_hosts(settings)
-    assert {"intranet.example:8443", "127.0.0.1", "search.local", "10.1.1.1",
-            "hn.algolia.com"} <= allowed
+    # Only explicit allow_hosts exempt a whole host (or host:port) for every request.
+    assert allowed_hosts(settings) == {"intranet.example:8443", "wiki.example"}
+    assert endpoint_origins(settings) == {
+        ("http", "127.0.0.1", 9001), ("http", "search.local", 8888),
+        ("http", "10.1.1.1", 3128), ("https", "hn.algolia.com", 443)}
+
+
+async def test_an_endpoint_exempts_its_origin_only_and_only_for_endpoint_requests() -> None:
+    guard = AddressGuard(Settings(searxng_url="http://127.0.0.1:18082",
+                                  archives=["http://[::1]:9001/web"]))
+    assert await guard.check_url("http://127.0.0.1:18082/search?q=x", endpoints=True) == []
+    assert await guard.check_url("http://[::1]:9001/web/2020/x", endpoints=True) == []
+    for url in ("http://127.0.0.1:18081/secret",  # another port of the endpoint's host
+                "https://127.0.0.1:18082/",  # another scheme
+                "http://127.0.0.1/", "http://[::1]:9002/"):
+        with pytest.raises(RefusedAddress):
+            await guard.check_url(url, endpoints=True)
+    with pytest.raises(RefusedAddress):  # a user-given URL: no endpoint exemption at all
+        await guard.check_url("http://127.0.0.1:18082/search?q=x")
+
+
+async def test_configured_endpoint_does_not_open_other_ports_of_its_host() -> None:
+    """Audit repro: PAGETRAIL_SEARXNG_URL=http://127.0.0.1:P made 127.0.0.1:* fetchable."""
+    with serve({"/secret": html("internal"), "/to-secret": redirect("/secret")}) as inner, \
+            serve({"/search": html("results"),
+                   "/to-inner": redirect(f"{inner.base}/secret", 302)}) as endpoint:
+        settings = loopback_settings(allow_hosts=[], searxng_url=endpoint.base)
+        async with quick_fetcher(settings) as f:
+            with pytest.raises(RefusedAddress, match=r"127\.0\.0\.1"):
+                await f.get(inner.base + "/secret")
+            ok = await f.get(endpoint.base + "/search")  # the engine's own requests work
+            with pytest.raises(RefusedAddress):  # and cannot be bounced to another port
+                await f.get(endpoint.base + "/to-inner")
+    assert ok.status == 200 and ok.text() == "results"
+    assert inner.hits.total() == 0
+
+
+async def test_a_page_cannot_redirect_into_an_endpoint_origin() -> None:
+    with serve({"/search": html("results")}) as endpoint:
+        routes = {"/to-endpoint": redirect(endpoint.base + "/search", 302)}
+        with serve(routes) as page:
+            settings = loopback_settings(allow_hosts=[f"127.0.0.1:{page.port}"],
+                                         searxng_url=endpoint.base)
+            async with quick_fetcher(settings) as f:
+                with pytest.raises(RefusedAddress):
+                    await f.get(page.base + "/to-endpoint")
+    assert endpoint.hits.total() == 0
 
 
 def test_no_proxy_matching() -> None:
@@ -153,7 +199,10 @@ async def test_with_a_proxy_names_are_not_resolved_but_literals_are_refused(monk
     with pytest.raises(RefusedAddress):  # bypasses the proxy: resolved here, and private
         await guard.check_url("http://direct.example/")
     assert looked_up == ["direct.example"]
-    assert await guard.check_url("http://127.0.0.1:3128/") == []  # the proxy itself: allowed
+    # the proxy's origin is an endpoint: exempt for the fetcher's endpoint requests only
+    assert await guard.check_url("http://127.0.0.1:3128/", endpoints=True) == []
+    with pytest.raises(RefusedAddress):
+        await guard.check_url("http://127.0.0.1:3129/", endpoints=True)
 
 
 async def test_unresolvable_name_is_fetch_failed_dns() -> None:

@@ -3,6 +3,8 @@
 What it guarantees (docs/INTERFACES.md, "Fetch layer"):
 - the SSRF guard (tools.netguard) on the URL and on every redirect hop, redirects followed
   here, one by one, so each hop is recorded (`Response.chain`);
+- the caller's `headers` (API keys) are sent only while the chain stays on the requested
+  origin (scheme, host, port): a cross-origin redirect hop goes without them;
 - bounded work: connect/read/total timeouts, at most `max_bytes` of (decompressed) body read
   from a stream, gzip/deflate decoded here with an output bound (a decompression bomb stops
   at the bound instead of inflating in memory), at most `max_redirects` hops;
@@ -48,7 +50,12 @@ from pagetrail.tools.errors import (
     UnsupportedContent,
 )
 from pagetrail.tools.models import Hop
-from pagetrail.tools.netguard import AddressGuard, GuardedNetworkBackend, bypasses_proxy
+from pagetrail.tools.netguard import (
+    AddressGuard,
+    GuardedNetworkBackend,
+    bypasses_proxy,
+    origin_of,
+)
 from pagetrail.tools.politeness import HostLimiter, shared_local_limiter
 from pagetrail.tools.settings import Settings
 from pagetrail.tools.urls import validate_url
@@ -419,8 +426,14 @@ class Fetcher:
         chain: list[Hop] = []
         visits: Counter[str] = Counter()
         current = requested
+        # Endpoint origins (archives, search, HN API, proxy) are exempt from the guard only
+        # in a chain that starts at one: a page cannot redirect the fetcher into them.
+        endpoints = self.guard.is_endpoint(requested)
+        origin = origin_of(requested)
         while True:
-            await self.guard.check_url(current)
+            await self.guard.check_url(current, endpoints=endpoints)
+            if headers and origin_of(current) != origin:
+                headers = None  # caller's headers (API keys) stay with the origin they were for
             raw = await self._send(method, current, headers, limit, polite, retry)
             location = raw.headers.get("location")
             if not (follow_redirects and raw.status in REDIRECT_STATUSES and location):
@@ -496,7 +509,7 @@ class Fetcher:
                     answer = await self._proxy_answer(url, exc)
                     if answer is not None:
                         return answer
-                error = FetchFailed(f"{kind}: {exc or type(exc).__name__}", url=url, kind=kind)
+                error = FetchFailed(f"{kind}: {str(exc) or type(exc).__name__}", url=url, kind=kind)
                 raise self._classify_fault(exc, kind, error) from exc
 
     def _classify_fault(self, exc: BaseException, kind: str,
@@ -558,7 +571,8 @@ class Fetcher:
         try:
             answer = await _connect_probe(proxy, target, self.settings.user_agent,
                                           self.settings.connect_timeout)
-        except (OSError, TimeoutError, ValueError):
+        except (OSError, TimeoutError, ValueError, asyncio.IncompleteReadError,
+                asyncio.LimitOverrunError):  # the proxy closed early or sent garbage
             answer = None
         if answer is None:
             if not match:

@@ -6,8 +6,13 @@ when it is (or resolves to) a loopback, private, link-local, multicast, reserved
 unspecified, shared (CGNAT) or cloud-metadata address, or is a name that means "this
 machine" (localhost, *.localhost, metadata.google.internal, ...).
 
-Exempt: `settings.allow_hosts` and the hosts of configured endpoints (archives, searxng_url,
-hn_api_url, proxy) — the operator chose those.
+Exempt: `settings.allow_hosts` (`host` or `host:port`: the whole host, or that port of it,
+for every request) and the *origins* (scheme, host, port) of configured endpoints (archives,
+searxng_url, hn_api_url, proxy) — the operator chose those. An endpoint exempts only its own
+origin, never other ports of its host, and only for requests that start at an endpoint
+origin (`check_url(url, endpoints=True)`, which the fetcher passes when the URL it was asked
+for is one): a redirect from an ordinary page to an endpoint origin is checked like any URL,
+and `check_url`'s default (a user-given URL) grants no endpoint exemption at all.
 
 With a proxy, target names are not resolved here (the proxy resolves them and its errors are
 classified by check_link); literal addresses and local names are still refused.
@@ -75,6 +80,7 @@ def classify_address(ip: IPAddress) -> str | None:
         ("unspecified", ip.is_unspecified),
         ("loopback", ip.is_loopback),
         ("link-local", ip.is_link_local),
+        ("site-local", isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local),
         ("multicast", ip.is_multicast),
         ("reserved", ip.is_reserved),
         ("private", ip.is_private),
@@ -109,28 +115,40 @@ def is_local_name(host: str) -> bool:
     return name in LOCAL_NAMES or name.endswith(LOCAL_SUFFIXES)
 
 
-def _endpoint_hosts(urls: Iterable[str | None]) -> set[str]:
-    hosts: set[str] = set()
-    for url in urls:
-        if not url:
-            continue
-        try:
-            parts = urlsplit(url if "//" in url else "//" + url)
-            host = (parts.hostname or "").lower().rstrip(".")
-        except ValueError:
-            continue
-        if host:
-            hosts.add(host)
-    return hosts
+Origin = tuple[str, str, int]  # (scheme, host, port), lower case, default port filled in
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> Origin | None:
+    """(scheme, host, port) of an http(s) URL; None when it has none. A URL without a scheme
+    (a bare `host:port` endpoint) counts as http."""
+    try:
+        parts = urlsplit(url if "//" in url else "//" + url)
+        scheme = (parts.scheme or "http").lower()
+        host = (parts.hostname or "").lower().rstrip(".")
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        return None
+    if not host or port is None or scheme not in _DEFAULT_PORTS:
+        return None
+    return scheme, host, port
+
+
+def endpoint_origins(settings: Settings) -> frozenset[Origin]:
+    """Origins of the configured endpoints (archives, searxng_url, hn_api_url, proxy)."""
+    origins = set()
+    for url in [*settings.archives, settings.searxng_url, settings.hn_api_url, settings.proxy]:
+        origin = origin_of(url.strip()) if url and url.strip() else None
+        if origin is not None:
+            origins.add(origin)
+    return frozenset(origins)
 
 
 def allowed_hosts(settings: Settings) -> frozenset[str]:
-    """Entries exempt from the guard: `host` or `host:port`, lower case."""
-    entries = {h.strip().lower().rstrip(".") for h in settings.allow_hosts if h.strip()}
-    entries |= _endpoint_hosts(
-        [*settings.archives, settings.searxng_url, settings.hn_api_url, settings.proxy]
-    )
-    return frozenset(entries)
+    """`settings.allow_hosts` entries (`host` or `host:port`, lower case): exempt for every
+    request. Configured endpoints are not here: they exempt their origin only
+    (`endpoint_origins`)."""
+    return frozenset(h.strip().lower().rstrip(".") for h in settings.allow_hosts if h.strip())
 
 
 def host_is_allowed(host: str, port: int | None, allowed: frozenset[str]) -> bool:
@@ -157,6 +175,9 @@ class AddressGuard:
 
     def __init__(self, settings: Settings, *, resolve_timeout: float | None = None) -> None:
         self.allowed = allowed_hosts(settings)
+        self.endpoints = endpoint_origins(settings)
+        # What a connection sees of an origin (httpcore's connect_tcp knows no scheme).
+        self._endpoint_sockets = frozenset((host, port) for _, host, port in self.endpoints)
         self.proxy = settings.proxy
         self.no_proxy = [h.strip().lower() for h in settings.no_proxy if h.strip()]
         self.resolve_timeout = resolve_timeout or settings.connect_timeout
@@ -167,16 +188,31 @@ class AddressGuard:
     def is_allowed(self, host: str, port: int | None) -> bool:
         return host_is_allowed(host, port, self.allowed)
 
-    async def check_url(self, url: str) -> list[str]:
+    def is_endpoint(self, url: str) -> bool:
+        """Is `url` at the origin of a configured endpoint (archive, search, HN API, proxy)?"""
+        origin = origin_of(url)
+        return origin is not None and origin in self.endpoints
+
+    def is_endpoint_socket(self, host: str, port: int) -> bool:
+        return (host.lower().rstrip(".").strip("[]"), port) in self._endpoint_sockets
+
+    async def check_url(self, url: str, *, endpoints: bool = False) -> list[str]:
         """Refuse `url` if its host is local/private; return the addresses checked (empty
-        when not resolved here: allowed host or proxied name)."""
+        when not resolved here: allowed host, endpoint origin or proxied name).
+
+        `endpoints=True`: the origins of configured endpoints are exempt too (requests the
+        engines and archives make; the fetcher decides). The default is a user-given URL."""
         parts = urlsplit(url)
         host = (parts.hostname or "").lower().rstrip(".")
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        return await self.check_host(host, port, url=url)
+        exempt = endpoints and self.is_endpoint(url)
+        return await self.check_host(host, port, url=url, exempt=exempt)
 
-    async def check_host(self, host: str, port: int, *, url: str = "") -> list[str]:
-        if self.is_allowed(host, port):
+    async def check_host(self, host: str, port: int, *, url: str = "",
+                         exempt: bool = False) -> list[str]:
+        """`exempt`: the caller has established that host:port is an endpoint origin it may
+        reach (see check_url); otherwise only allow_hosts are exempt."""
+        if exempt or self.is_allowed(host, port):
             return []
         literal = parse_ip_literal(host)
         if literal is not None:
@@ -248,8 +284,12 @@ class GuardedNetworkBackend:
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
                           local_address: str | None = None, socket_options: Any = None) -> Any:
-        # Allowed hosts and proxied names come back empty: connect by name as asked.
-        addresses = await self._guard.check_host(host, port, url=f"//{host}:{port}") or [host]
+        # Allowed hosts and proxied names come back empty: connect by name as asked. An
+        # endpoint's host:port is exempt here: check_url has already refused any request that
+        # may not reach it, and only the operator chose that name (no attacker rebinding).
+        exempt = self._guard.is_endpoint_socket(host, port)
+        addresses = await self._guard.check_host(host, port, url=f"//{host}:{port}",
+                                                 exempt=exempt) or [host]
         last_error: Exception | None = None
         for address in addresses:
             try:

@@ -9,6 +9,9 @@ from pagetrail.tools.errors import InvalidURL
 
 MAX_URL_LENGTH = 8192
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Space and every C0/C1 control character (and DEL): never part of a URL, and some reach a
+# host name through urlsplit ("http://x\x0b.com/").
+_CONTROL_OR_SPACE = re.compile("[\x00-\x20\x7f-\x9f]")
 _TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid|ref_src)$", re.I)
 
 
@@ -21,7 +24,7 @@ def validate_url(text: str) -> str:
         raise InvalidURL("empty URL")
     if len(url) > MAX_URL_LENGTH:
         raise InvalidURL(f"URL longer than {MAX_URL_LENGTH} characters", url=url[:200])
-    if any(ch in url for ch in "\x00\r\n\t "):
+    if _CONTROL_OR_SPACE.search(url):
         raise InvalidURL("URL contains whitespace or control characters", url=url[:200])
     try:
         parts = urlsplit(url)

@@ -229,6 +229,9 @@ async def fetch_checked(
 ) -> HttpResponse:
     """GET through the fetcher; fetch errors and HTTP error statuses become engine errors.
 
+    Redirects are followed by the fetcher, which sends `headers` (API keys) only while the
+    chain stays on the requested origin (docs/INTERFACES.md, "Fetch layer").
+
     The fetcher's own retries are turned off: the service retries once, in one place,
     honouring Retry-After (two layers of retries would multiply the load on a busy API).
     """

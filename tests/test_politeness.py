@@ -1,0 +1,60 @@
+"""Per-host limiter: idle hosts are forgotten, busy or rate-bound hosts are not."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pagetrail.tools.politeness import LocalHostLimiter
+
+
+async def _touch(limiter: LocalHostLimiter, hosts: list[str]) -> None:
+    for host in hosts:
+        async with limiter.slot(host, polite=False):
+            pass
+
+
+async def test_the_host_table_does_not_grow_with_every_host_seen() -> None:
+    """Audit repro (limiter_growth.py): one entry per host ever seen, never pruned."""
+    limiter = LocalHostLimiter(rps=0, concurrency=2)  # no interval: a host is idle at once
+    await _touch(limiter, [f"h{i}.attacker.example" for i in range(5000)])
+    assert len(limiter._semaphores) <= 2048
+    assert len(limiter._next_free) <= 2048
+
+
+async def test_a_held_or_awaited_host_is_not_forgotten() -> None:
+    limiter = LocalHostLimiter(rps=0, concurrency=1, sweep_at=4)
+    entered: list[str] = []
+    release = asyncio.Event()
+
+    async def hold(name: str) -> None:
+        async with limiter.slot("busy.example", polite=False):
+            entered.append(name)
+            await release.wait()
+
+    first = asyncio.create_task(hold("first"))
+    await asyncio.sleep(0.01)
+    second = asyncio.create_task(hold("second"))  # waits for the only slot
+    await asyncio.sleep(0.01)
+    await _touch(limiter, [f"idle{i}.example" for i in range(50)])  # many sweeps
+    third = asyncio.create_task(hold("third"))
+    await asyncio.sleep(0.05)
+    assert entered == ["first"]  # concurrency 1 still holds across the sweeps
+    assert "busy.example" in limiter._semaphores
+    release.set()
+    await asyncio.gather(first, second, third)
+    assert sorted(entered) == ["first", "second", "third"]
+    await _touch(limiter, [f"later{i}.example" for i in range(50)])
+    assert "busy.example" not in limiter._semaphores  # idle now: forgotten
+    assert not limiter._users
+
+
+async def test_a_host_within_its_interval_keeps_its_next_free_time() -> None:
+    limiter = LocalHostLimiter(rps=5.0, concurrency=2, sweep_at=4)  # 0.2 s apart
+    async with limiter.slot("slow.example", polite=True):
+        pass
+    await _touch(limiter, [f"other{i}.example" for i in range(50)])  # sweeps run
+    started = time.monotonic()
+    async with limiter.slot("slow.example", polite=True):
+        waited = time.monotonic() - started
+    assert waited >= 0.1  # the 0.2 s interval, less the time the sweeps took
