@@ -9,6 +9,7 @@ links or break the markup, and links are built only from http(s) URLs.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -73,9 +74,18 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
 
 
+WORD_JOINER = "\u2060"
+_BROADCAST = re.compile(r"@(?=(?:channel|here|everyone)\b)", re.IGNORECASE)
+
+
 def escape(text: str) -> str:
-    """Slack's mrkdwn escaping: nothing the text says becomes markup, links or mentions."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Slack's mrkdwn escaping: nothing the text says becomes markup, links or mentions.
+
+    `&`, `<`, `>` are escaped (no `<!channel>`, `<@U…>`, `<url|label>`), and a plain
+    `@channel` / `@here` / `@everyone` gets an invisible WORD JOINER after its `@`, so
+    Slack's auto-parsing (of fallback `text`, which has no `verbatim`) never broadcasts."""
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _BROADCAST.sub("@" + WORD_JOINER, text)
 
 
 def safe_url(url: str) -> str | None:
@@ -95,7 +105,9 @@ def link(url: str, label: str | None = None, limit: int = TITLE_CHARS) -> str:
 
 
 def mrkdwn(text: str, limit: int = SECTION_TEXT) -> dict[str, Any]:
-    return {"type": "mrkdwn", "text": clip_markup(text, limit)}
+    # verbatim: Slack does not auto-parse plain @channel/@here, #channels or bare URLs in
+    # the (partly untrusted) text; the explicit `<url|label>` links we build still work.
+    return {"type": "mrkdwn", "text": clip_markup(text, limit), "verbatim": True}
 
 
 def plain(text: str, limit: int) -> dict[str, Any]:
@@ -162,7 +174,12 @@ def message(blocks: Sequence[Block | None], text: str) -> dict[str, Any]:
     kept = [b for b in blocks if b]
     if len(kept) > MAX_BLOCKS:
         kept = [*kept[: MAX_BLOCKS - 1], context("_(answer shortened)_")]
-    return {"blocks": kept, "text": clip(text, MESSAGE_TEXT)}
+    # The fallback text shows in notifications and is parsed as mrkdwn: it is escaped like
+    # the blocks' untrusted text (it names URLs and titles from search results and errors).
+    fallback = escape(clip(text, MESSAGE_TEXT))
+    if len(fallback) > MESSAGE_TEXT:
+        fallback = escape(clip(text, MESSAGE_TEXT - (len(fallback) - MESSAGE_TEXT)))
+    return {"blocks": kept, "text": fallback[:MESSAGE_TEXT]}
 
 
 def percent(value: float) -> str:

@@ -2,8 +2,9 @@
 
 Slack wants an acknowledgement within 3 seconds. Every handler acks first (with a short
 "looking…" note, or the usage error), then runs the engine in a background task that waits
-its turn in the per-user and per-channel limiter (a burst is queued, never dropped) and
-posts the Block Kit answer to the command's response_url.
+its turn in the per-user and per-channel limiter (a burst is queued, not dropped, up to
+ratelimit.MAX_QUEUED_PER_USER waiting jobs a person: beyond that the command is refused
+with an ephemeral note) and posts the Block Kit answer to the command's response_url.
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ LOOKING = {
     "rank": "Ranking {n} candidates for {url}…",
     "related": "Looking for related archived pages of {url}…",
 }
+TOO_MANY_QUEUED = ("Too many of your requests are queued already; "
+                   "try again in a minute.")
 
 
 def looking_text(request: FixlinkRequest, ahead: int) -> str:
-    text = LOOKING.get(request.action, "Working…").format(url=request.url,
+    text = LOOKING.get(request.action, "Working…").format(url=blocks.escape(request.url),
                                                           n=len(request.candidates))
     if ahead:
         text += f" (queued: {ahead} ahead of you)"
@@ -81,8 +84,11 @@ class SlackBot:
                       work: Callable[[], Awaitable[dict[str, Any]]], *,
                       ephemeral: bool = False) -> None:
         try:
-            async with self.limiter.slot(keys):
-                payload = await work()
+            try:
+                await self.limiter.acquire(keys)
+            finally:
+                self.limiter.release(keys)  # admitted in on_fixlink / on_more
+            payload = await work()
         except PagetrailError as exc:
             await self._tell(response_url, blocks.error_blocks(str(exc), exc.code))
             return
@@ -114,6 +120,9 @@ class SlackBot:
             await ack(response_type="ephemeral", **blocks.help_blocks())
             return
         keys = job_keys(command.get("user_id", ""), command.get("channel_id", ""))
+        if not self.limiter.admit(keys):
+            await ack(response_type="ephemeral", text=TOO_MANY_QUEUED)
+            return
         await ack(response_type="ephemeral",
                   text=looking_text(request, self.limiter.ahead_of(keys)))
         self.spawn(self._answer(command["response_url"], keys,
@@ -156,8 +165,12 @@ class SlackBot:
             recovery = await self.engine.recover(url, anchor)  # answered from the store
             return blocks.recovery_blocks(recovery, offset=offset, anchor=anchor)
 
-        self.spawn(self._answer(body["response_url"], job_keys(user, channel), more,
-                                ephemeral=True))
+        keys = job_keys(user, channel)
+        if not self.limiter.admit(keys):
+            await self._tell(body["response_url"], blocks.message(
+                [blocks.section(TOO_MANY_QUEUED)], TOO_MANY_QUEUED))
+            return
+        self.spawn(self._answer(body["response_url"], keys, more, ephemeral=True))
 
     # ---------------------------------------------------------------- /linkrot
 
@@ -178,13 +191,15 @@ class SlackBot:
         store = self.engine.store
         if request.action == "watch":
             added = await asyncio.to_thread(add_watch, store, channel, request.target, by=user)
-            text = (f"This channel now watches {request.target}: a link-rot digest comes "
-                    "weekly." if added else f"This channel already watches {request.target}.")
+            target = blocks.escape(request.target)  # an in-channel message: no mentions
+            text = (f"This channel now watches {target}: a link-rot digest comes "
+                    "weekly." if added else f"This channel already watches {target}.")
             return {"response_type": "in_channel" if added else "ephemeral", "text": text}
         if request.action == "unwatch":
             removed = await asyncio.to_thread(remove_watch, store, channel, request.target)
-            text = (f"This channel no longer watches {request.target}." if removed
-                    else f"This channel does not watch {request.target}.")
+            target = blocks.escape(request.target)
+            text = (f"This channel no longer watches {target}." if removed
+                    else f"This channel does not watch {target}.")
             return {"response_type": "in_channel" if removed else "ephemeral", "text": text}
         if request.action == "list":
             targets = await asyncio.to_thread(list_watches, store, channel)

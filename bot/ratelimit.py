@@ -1,4 +1,5 @@
-"""Per-user and per-channel rate limits for the bot's work: a burst is queued, not dropped.
+"""Per-user and per-channel rate limits for the bot's work: a burst is queued, not dropped
+(up to MAX_QUEUED_PER_USER waiting jobs a person; beyond that a new one is refused).
 
 Each key ("user:U1", "channel:C1") has a token bucket (`rate` per second, `burst` tokens).
 A job waits until every one of its keys has a token, then takes them all at once. Jobs of
@@ -18,6 +19,8 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+
+MAX_QUEUED_PER_USER = 10  # jobs of one person waiting for their turn; more are refused
 
 
 @dataclass
@@ -54,6 +57,28 @@ class KeyedLimiter:
     _buckets: dict[str, Bucket] = field(default_factory=dict)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     waiting: Counter[str] = field(default_factory=Counter)
+    max_queued: int = MAX_QUEUED_PER_USER
+    _admitted: Counter[str] = field(default_factory=Counter)
+
+    def admit(self, keys: Sequence[str]) -> bool:
+        """Reserve a place in the owner's (`keys[0]`) queue, at once (before the job's task
+        runs): False when the owner already has `max_queued` jobs waiting. Every admitted
+        job calls `release(keys)` once it has its turn (or gives up)."""
+        if not keys:
+            return True
+        owner = keys[0]
+        if self._admitted[owner] >= self.max_queued:
+            return False
+        self._admitted[owner] += 1
+        return True
+
+    def release(self, keys: Sequence[str]) -> None:
+        if not keys:
+            return
+        owner = keys[0]
+        self._admitted[owner] -= 1
+        if self._admitted[owner] <= 0:
+            del self._admitted[owner]
 
     def _bucket(self, key: str) -> Bucket | None:
         limit = self.limits.get(key.split(":", 1)[0])

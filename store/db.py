@@ -13,10 +13,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Dialect, Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
 from pagetrail.store.migrate import upgrade
+from pagetrail.tools.errors import ConfigError
 
 _open_lock = Lock()
 _opened: dict[str, Store] = {}
@@ -49,6 +51,24 @@ def dump_json(value: Any) -> str:
 
 
 def create_db_engine(url: str) -> Engine:
+    """An engine for `url`. ConfigError (one line, no password) when the URL is malformed or
+    names a database driver SQLAlchemy does not know."""
+    try:
+        return _create_db_engine(url)
+    except NoSuchModuleError:
+        try:
+            driver = make_url(url).drivername
+        except Exception:
+            driver = "?"
+        raise ConfigError(f"database URL names an unknown database driver {driver!r} "
+                          "(try sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB)") from None
+    except (ArgumentError, ValueError):
+        # The message of these may quote parts of the URL (its password): not repeated.
+        raise ConfigError("database URL is malformed (try sqlite:///PATH or "
+                          "postgresql://USER:PASSWORD@HOST/DB)") from None
+
+
+def _create_db_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database

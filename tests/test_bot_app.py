@@ -180,6 +180,32 @@ def test_fixlink_finds_the_moved_page_and_buttons_record_picks(running: Running)
         assert [(p.chosen_url, p.by) for p in rejected] == [(rejects[-1]["c"], "U8")]
 
 
+def test_untrusted_text_never_mentions_in_posted_answers_or_errors(running: Running) -> None:
+    from test_bot_blocks import assert_no_mentions
+
+    world = running.world
+    hostile = "<!channel>|<@U0ADMIN><http://x|y>"
+    # A recovery answer: the URL (and so the fallback text) carries the mentions.
+    response, name, _ = running.command("/fixlink", f"{world.moved_from}?q={hostile}",
+                                        user="U-hostile")
+    ack = response.json()
+    assert "&lt;!channel&gt;" in ack["text"] and "<!channel>" not in ack["text"]
+    answer = running.answer(name)
+    assert blocks.validate_blocks(answer["blocks"]) == []
+    assert_no_mentions(answer)
+    assert "&lt;!channel&gt;|&lt;@U0ADMIN&gt;" in answer["text"]
+    # Errors, in the ack.
+    response, _n, _ = running.command(
+        "/fixlink", f"memento {world.moved_from} x{hostile}", user="U-hostile")
+    assert "not a date" in all_text(response.json())
+    assert_no_mentions(response.json())
+    # An in-channel watch confirmation echoes the target.
+    response, _n, _ = running.command("/linkrot", f"watch https://blog.example.org/{hostile}",
+                                      channel="C-hostile")
+    assert "<!channel>" not in response.json()["text"]
+    assert "<@U0ADMIN>" not in response.json()["text"]
+
+
 def test_show_more_pages_through_the_candidates(running: Running) -> None:
     world = running.world
     _response, name, _ = running.command("/fixlink", world.archived_only, user="U-more")
@@ -272,6 +298,38 @@ def test_a_burst_is_queued_not_dropped(running: Running) -> None:
     assert len(answers) == 4
     times = sorted(a.at for a in answers)
     assert times[-1] - times[0] >= 1.0  # 2 per second for one person: spread out, all served
+
+
+def test_a_flood_beyond_the_queue_cap_is_refused(running: Running) -> None:
+    limiter = running.bot_app.bot.limiter
+    saved = (limiter.max_queued, dict(limiter.limits))
+    # One token every 2 s for this person: the flood below outruns it by far.
+    limiter.max_queued = 2
+    limiter.limits["user"] = Limit(rate=0.5, burst=1)
+    try:
+        sent = []
+        for _ in range(6):
+            response, name, seconds = running.command(
+                "/fixlink", f"check {running.world.news_root}", user="U-flood")
+            assert response.status_code == 200 and seconds < ACK_LIMIT
+            sent.append((name, response.json()))
+        refused = [(n, ack) for n, ack in sent if "try again in a minute" in ack["text"]]
+        accepted = [n for n, ack in sent if "try again in a minute" not in ack["text"]]
+        # The first runs at once, two wait their turn; the rest are refused, ephemerally.
+        assert len(accepted) == 3 and len(refused) == 3
+        assert all(ack["response_type"] == "ephemeral" and "queued" in ack["text"]
+                   for _n, ack in refused)
+        for name in accepted:
+            assert "Link check" in all_text(running.answer(name))
+        time.sleep(0.5)
+        assert all(not running.fake.posts(f"/response/{n}") for n, _ack in refused)
+        # Once the queue has drained, the person is served again.
+        response, name, _ = running.command("/fixlink", f"check {running.world.news_root}",
+                                            user="U-flood")
+        assert "try again" not in response.json()["text"]
+        assert "Link check" in all_text(running.answer(name))
+    finally:
+        limiter.max_queued, limiter.limits = saved[0], saved[1]
 
 
 # ------------------------------------------------------------------------ /linkrot

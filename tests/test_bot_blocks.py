@@ -105,3 +105,88 @@ def test_validator_finds_each_kind_of_violation() -> None:
     assert validate_blocks([{"type": "section", "block_id": "b", "text": {"type": "mrkdwn",
                             "text": "x"}}] * 2)
     assert validate_blocks([{"type": "section", "text": {"type": "mrkdwn", "text": "ok"}}]) == []
+
+
+# --- fallback text and broadcast mentions --------------------------------------------------
+
+MENTIONS = ("<!channel>", "<!here>", "<!everyone>", "<@U0ADMIN>", "<http://x|y>", "<#C123>")
+BROADCAST = ("@channel", "@here", "@everyone")
+
+
+def strings(obj: object) -> list[str]:
+    """Every string of a payload (all fields, blocks and fallback text alike)."""
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in strings(v)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in strings(v)]
+    return []
+
+
+def assert_no_mentions(payload: dict) -> None:
+    """No string Slack parses (mrkdwn text, fallback text) forges a mention or link; button
+    values are data, never parsed, and are not checked."""
+    parsed = [payload["text"]] + [
+        s for block in payload["blocks"]
+        for s in strings({k: v for k, v in block.items() if k != "elements"}
+                         if block["type"] == "actions" else block)
+        if not s.startswith("{")]  # a JSON button value (accessory)
+    for text in parsed:
+        for mention in MENTIONS:
+            assert mention not in text, (mention, text)
+        for word in BROADCAST:
+            assert word not in text.lower(), (word, text)
+
+
+def hostile_recovery() -> Recovery:
+    candidate = Candidate(url="https://evil.example/x<!channel>|<@U0ADMIN><http://x|y>",
+                          title="@here click <!channel> <http://x|y>", kind="moved",
+                          confidence=0.9, evidence="@channel urgent <!everyone> @Everyone")
+    return Recovery(url="https://dead.example/page?<@U0ADMIN>", answer="moved",
+                    candidates=[candidate], reason="<!here> @here")
+
+
+def test_fallback_text_is_escaped_for_recovery_answers_and_errors() -> None:
+    payload = blocks.recovery_blocks(hostile_recovery())
+    validate_message(payload)
+    assert_no_mentions(payload)
+    assert payload["text"] == ("https://dead.example/page?&lt;@U0ADMIN&gt;: moved → "
+                               "https://evil.example/x&lt;!channel&gt;|&lt;@U0ADMIN&gt;"
+                               "&lt;http://x|y&gt;")
+    for error in (blocks.error_blocks("refused to fetch <!channel> <@U0ADMIN> <http://x|y>",
+                                      "refused_address"),
+                  blocks.error_blocks(HOSTILE + " @here", "usage")):
+        validate_message(error)
+        assert_no_mentions(error)
+        assert "&lt;!channel&gt;" in error["text"]
+    memento = Memento(original_url="https://dead.example/", datetime=datetime(2020, 1, 1,
+                      tzinfo=UTC), memento_url="https://archive.example/web/2020/x",
+                      raw_url="https://archive.example/web/2020id_/x", archive="ia<!here>",
+                      document=Document(url="https://dead.example/", title="@channel <!here>",
+                                        text="@channel @HERE please log in #general"))
+    for payload in (blocks.memento_blocks("https://dead.example/<!channel>", memento),
+                    blocks.check_blocks(CheckResult(url="https://x.example/<!here>",
+                                                    verdict="dead", reason="@here <!channel>"))):
+        validate_message(payload)
+        assert_no_mentions(payload)
+
+
+def test_fallback_text_stays_within_the_limit_once_escaped() -> None:
+    payload = blocks.message([blocks.section("x")], "<" * 5000)
+    validate_message(payload)
+    assert len(payload["text"]) <= blocks.MESSAGE_TEXT and "<" not in payload["text"]
+
+
+def test_broadcast_words_are_neutralised_and_mrkdwn_is_verbatim() -> None:
+    assert blocks.escape("@channel @here @everyone") == (
+        "@\u2060channel @\u2060here @\u2060everyone")
+    assert blocks.escape("mail a@channels.example or @heretic") == (
+        "mail a@channels.example or @heretic")  # only the whole words
+    payload = blocks.recovery_blocks(recovery(2))
+    texts = [b["text"] for b in payload["blocks"] if b["type"] == "section" and "text" in b]
+    texts += [e for b in payload["blocks"] if b["type"] == "context" for e in b["elements"]]
+    assert texts and all(t["verbatim"] is True for t in texts if t["type"] == "mrkdwn")
+    # Our own explicit mention (who picked) still works: it is markup, not parsed text.
+    picked = blocks.pick_confirmation("U123", "https://a.example/", "https://b.example/", False)
+    assert picked["blocks"][0]["elements"][0]["text"].startswith("<@U123> picked")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from pagetrail.bot.ratelimit import KeyedLimiter, Limit, job_keys
+from pagetrail.bot.ratelimit import MAX_QUEUED_PER_USER, KeyedLimiter, Limit, job_keys
 
 
 async def test_burst_is_queued_in_order_and_paced() -> None:
@@ -39,3 +39,15 @@ async def test_channel_limit_applies_across_users() -> None:
     started = time.monotonic()
     await asyncio.gather(*(limiter.acquire(job_keys(f"U{i}", "C1")) for i in range(4)))
     assert time.monotonic() - started >= 2 / 10 * 0.9
+
+
+def test_a_persons_queue_is_capped_and_others_are_not_affected() -> None:
+    limiter = KeyedLimiter({"user": Limit(1, 1)})
+    assert limiter.max_queued == MAX_QUEUED_PER_USER == 10
+    limiter.max_queued = 3
+    keys = job_keys("U1", "C1")
+    assert [limiter.admit(keys) for _ in range(4)] == [True, True, True, False]
+    assert limiter.admit(job_keys("U2", "C1"))  # someone else: their own queue
+    assert limiter.admit(job_keys("U1", "C2")) is False  # the person's queue, any channel
+    limiter.release(keys)
+    assert limiter.admit(keys)

@@ -66,6 +66,50 @@ async def test_run_digests_scans_each_target_once_per_run(store) -> None:
         assert runs[0].summary["scans"][0]["counts"]["suspect"] == 1
 
 
+async def test_one_target_crashing_is_that_targets_error_only(store, monkeypatch,
+                                                              caplog) -> None:
+    import asyncio
+
+    import pytest
+
+    import pagetrail.tools.digest as digest_module
+
+    real_scan = digest_module.scan
+    broken = "http://127.0.0.1:9/broken/"
+
+    async def flaky_scan(target: str, **kwargs):
+        if target == broken:
+            raise RuntimeError("zlib exploded")  # not a PagetrailError
+        return await real_scan(target, **kwargs)
+
+    monkeypatch.setattr(digest_module, "scan", flaky_scan)
+    with _site() as site:
+        with store.session() as s:
+            s.add_all([Watch(channel="C1", target=broken),
+                       Watch(channel="C1", target=site.url("/")),
+                       Watch(channel="C2", target=site.url("/"))])
+        digests = await run_digests(store, fast_settings(), clock=Clock(T0),
+                                    options=ScanOptions(depth=0), recover=False)
+    by_channel = {d.channel: d for d in digests}
+    assert set(by_channel) == {"C1", "C2"}
+    c1 = {scan.target: scan for scan in by_channel["C1"].scans}
+    assert c1[broken].error == "zlib exploded"
+    assert c1[site.url("/")].error == ""
+    assert c1[site.url("/")].suspect[0].url == site.url("/gone.html")
+    assert by_channel["C2"].scans[0].suspect[0].url == site.url("/gone.html")
+    assert any(broken in r.getMessage() for r in caplog.records)  # logged with its target
+
+    # Ctrl-C and cancellation are not a target's error: they stop the run.
+    for stop in (KeyboardInterrupt, asyncio.CancelledError):
+        async def stopping_scan(target: str, stop=stop, **kwargs):
+            raise stop()
+
+        monkeypatch.setattr(digest_module, "scan", stopping_scan)
+        with pytest.raises(stop):
+            await run_digests(store, fast_settings(), clock=Clock(T0),
+                              options=ScanOptions(depth=0), recover=False)
+
+
 def test_cli_scan_prints_markdown_and_json(store, capsys, monkeypatch) -> None:
     monkeypatch.setenv("PAGETRAIL_ALLOW_HOSTS", "127.0.0.1")
     monkeypatch.setenv("PAGETRAIL_PER_HOST_RPS", "0")

@@ -180,6 +180,52 @@ async def test_sitemap_seeds_and_same_site_only(store, site: Site) -> None:
     assert site.url("/a.html") in urls
 
 
+async def test_corrupt_or_oversized_gz_sitemap_is_skipped_and_the_scan_completes(
+        store, site: Site, caplog: pytest.LogCaptureFixture) -> None:
+    import gzip
+
+    import pagetrail.tools.engines.site as site_engine
+
+    good = ('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<url><loc>{site.url('/orphan.html')}</loc></url></urlset>").encode()
+    site.routes.update({
+        "/robots.txt": (200, {"Content-Type": "text/plain"}, (
+            b"User-agent: *\nSitemap: /bad.xml.gz\nSitemap: /big.xml.gz\n"
+            b"Sitemap: /good.xml\n")),
+        "/bad.xml.gz": (200, {"Content-Type": "application/gzip"},
+                        b"\x1f\x8b" + b"this is not a deflate stream" * 4),
+        "/big.xml.gz": (200, {"Content-Type": "application/gzip"},
+                        gzip.compress(b"<urlset>" + b" " * 4096 + b"</urlset>")),
+        "/good.xml": (200, {"Content-Type": "application/xml"}, good),
+        "/": page("Home", ("/a.html", "A")),
+        "/a.html": page("A"),
+        "/orphan.html": page("Orphan"),
+    })
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(site_engine, "MAX_INFLATED", 1024)
+        result = await scan(site.url("/"), store=store, settings=fast_settings(),
+                            options=ScanOptions(depth=0), clock=Clock(T0))
+    assert site.hits["/bad.xml.gz"] == 1 and site.hits["/big.xml.gz"] == 1
+    assert site.hits["/"] == 1 and site.hits["/orphan.html"] == 1  # root + the good sitemap
+    assert result.pages_crawled == 2
+    skipped = [r.getMessage() for r in caplog.records if "sitemap" in r.getMessage()]
+    assert any("/bad.xml.gz" in m and "corrupt" in m for m in skipped)
+    assert any("/big.xml.gz" in m and "size limit" in m for m in skipped)
+
+
+def test_inflate_if_gzip_raises_a_named_error() -> None:
+    import gzip
+
+    from pagetrail.tools.engines.site import inflate_if_gzip
+    from pagetrail.tools.errors import UnsupportedContent
+
+    assert inflate_if_gzip(gzip.compress(b"<urlset/>")) == b"<urlset/>"
+    with pytest.raises(UnsupportedContent):
+        inflate_if_gzip(b"\x1f\x8bgarbage-garbage-garbage")
+    with pytest.raises(UnsupportedContent):
+        inflate_if_gzip(gzip.compress(b"x" * 5000), limit=100)
+
+
 def test_resolve_target_and_bad_input() -> None:
     assert resolve_target("example.org") == ("https://example.org/", True)
     assert resolve_target("https://example.org/a/b.html") == ("https://example.org/a/b.html",

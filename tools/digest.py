@@ -258,18 +258,38 @@ async def run_digests(store: Store, settings: Settings | None = None, *,
         watches = {channel: watches.get(channel, [])}
     digests_by_target: dict[str, ScanDigest] = {}
     for target in dict.fromkeys(t for targets in watches.values() for t in targets):
+        # One target's failure, whatever it is, is that target's error in the digest, never
+        # the other targets' (nor every channel's). Cancellation and Ctrl-C are not caught:
+        # they are BaseExceptions, not Exceptions.
         try:
             result = await scan(target, store=store, settings=settings, options=options,
                                 clock=clock)
-        except PagetrailError as exc:
+        except Exception as exc:
+            if not isinstance(exc, PagetrailError):
+                log.exception("digest: scan of %s failed", target)
+            else:
+                log.warning("digest: scan of %s failed: %s", target, exc)
             digests_by_target[target] = ScanDigest(
                 target=target, scan_id="", started_at=clock().isoformat(), seconds=0.0,
-                pages_crawled=0, links_found=0, urls_checked=0, requests=0, error=str(exc))
+                pages_crawled=0, links_found=0, urls_checked=0, requests=0,
+                error=str(exc) or type(exc).__name__)
             continue
-        digest = await asyncio.to_thread(build_digest, store, result)
+        try:
+            digest = await asyncio.to_thread(build_digest, store, result)
+        except Exception as exc:
+            log.exception("digest: digest of %s failed", target)
+            digests_by_target[target] = ScanDigest(
+                target=target, scan_id=result.scan_id, started_at=result.started_at,
+                seconds=result.seconds, pages_crawled=result.pages_crawled,
+                links_found=result.links_found, urls_checked=result.urls_checked,
+                requests=result.requests, error=str(exc) or type(exc).__name__)
+            continue
         if recover:
-            await recover_confirmed(digest, store=store, settings=settings,
-                                    limit=recover_limit, seconds=recover_seconds)
+            try:
+                await recover_confirmed(digest, store=store, settings=settings,
+                                        limit=recover_limit, seconds=recover_seconds)
+            except Exception:  # recovery is extra: the scan's digest stands without it
+                log.exception("digest: recovering dead links of %s failed", target)
         digests_by_target[target] = digest
     period = period_of(clock())
     out: list[ChannelDigest] = []

@@ -474,7 +474,11 @@ class Scanner:
                 continue
             if response.status != 200:
                 continue
-            entries = parse_sitemap(response.content)
+            try:
+                entries = parse_sitemap(response.content)
+            except UnsupportedContent as exc:  # corrupt/oversized .gz: no seeds from it
+                log.warning("scan: sitemap %s skipped: %s", sitemap, exc)
+                continue
             queue.extend(entries.sitemaps)
             pages.extend(url for url, _ in entries.pages if is_same_site(url, self.site))
         return pages

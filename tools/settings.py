@@ -142,25 +142,65 @@ class Settings(BaseSettings):
         return tuple(sources)
 
     def masked(self) -> dict[str, Any]:
-        """Effective settings as plain data, secrets masked (for `config show` and logs)."""
+        """Effective settings as plain data, secrets masked (for `config show` and logs).
+
+        SecretStr fields show as ``********``; every URL-valued setting (and any other value
+        that looks like a URL, lists included) has its userinfo password and query-string
+        values masked, and shows as ``***`` when it cannot be parsed at all."""
         shown: dict[str, Any] = {}
         for name in type(self).model_fields:
             value = getattr(self, name)
             if isinstance(value, SecretStr):
                 value = "********" if value.get_secret_value() else ""
-            elif name == "database_url" and isinstance(value, str):
-                value = mask_url_password(value)
+            elif isinstance(value, str) and (name in URL_SETTINGS or "://" in value):
+                value = mask_url(value)
+            elif isinstance(value, list):
+                value = [mask_url(v) if isinstance(v, str)
+                         and (name in URL_SETTINGS or "://" in v) else v for v in value]
             shown[name] = value
         return shown
 
 
-def mask_url_password(url: str) -> str:
-    from sqlalchemy.engine import make_url
+# Settings whose values are URLs (or lists of URLs): always shown through mask_url.
+URL_SETTINGS = frozenset({"database_url", "proxy", "archives", "searxng_url", "hn_api_url",
+                          "slack_api_url"})
+MASK = "***"
 
+
+def mask_url(url: str) -> str:
+    """The URL fit to print: the userinfo password (or a lone user name, often a token) and
+    every query-string value and fragment replaced by ``***``; ``***`` for the whole URL
+    when it cannot be parsed (a malformed URL may hold a password anywhere)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit
+
+    text = url.strip()
     try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return url
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 -- raises ValueError on a malformed port
+    except ValueError:
+        return MASK
+    if not parts.scheme or not text[len(parts.scheme):].startswith("://"):
+        return MASK
+    netloc = parts.netloc
+    userinfo, at, hostport = netloc.rpartition("@")
+    if at:
+        user, colon, _password = userinfo.partition(":")
+        netloc = f"{user}:{MASK}@{hostport}" if colon else f"{MASK}@{hostport}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(key, MASK) for key, _ in pairs], safe="*") if pairs else MASK
+    shown = f"{parts.scheme}://{netloc}{parts.path}"  # not urlunsplit: sqlite:/// keeps ///
+    if query:
+        shown += f"?{query}"
+    if parts.fragment:
+        shown += f"#{MASK}"
+    return shown
+
+
+def mask_url_password(url: str) -> str:
+    """A database URL fit to print (see mask_url)."""
+    return mask_url(url)
 
 
 @lru_cache(maxsize=1)

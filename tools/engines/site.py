@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pagetrail.tools.engines.base import HttpGetter, SearchContext, host_matches, make_hits
 from pagetrail.tools.engines.overlap import rank_by_overlap
-from pagetrail.tools.errors import EngineUnavailable, PagetrailError
+from pagetrail.tools.errors import EngineUnavailable, PagetrailError, UnsupportedContent
 from pagetrail.tools.models import Hit
 from pagetrail.tools.urls import host_of, same_url, site_of
 
@@ -46,14 +46,20 @@ def robots_sitemaps(robots_txt: str, base_url: str) -> list[str]:
     return found
 
 
-def inflate_if_gzip(content: bytes, limit: int = MAX_INFLATED) -> bytes:
-    """Sitemaps are often served as .xml.gz files (not Content-Encoding): inflate, bounded."""
+def inflate_if_gzip(content: bytes, limit: int | None = None) -> bytes:
+    """Sitemaps are often served as .xml.gz files (not Content-Encoding): inflate, bounded.
+
+    Raises UnsupportedContent when the gzip stream is corrupt or inflates beyond `limit`."""
     if not content.startswith(b"\x1f\x8b"):
         return content
+    limit = MAX_INFLATED if limit is None else limit
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    data = inflater.decompress(content, limit)
+    try:
+        data = inflater.decompress(content, limit)
+    except zlib.error as exc:
+        raise UnsupportedContent(f"gzip sitemap is corrupt: {exc}") from None
     if inflater.unconsumed_tail:
-        raise EngineUnavailable("site: gzip sitemap inflates beyond the size limit")
+        raise UnsupportedContent("gzip sitemap inflates beyond the size limit")
     return data
 
 
@@ -244,7 +250,7 @@ class SiteEngine:
                 continue
             try:
                 entries = parse_sitemap(answer[2])
-            except (EngineUnavailable, ValueError, zlib.error, gzip.BadGzipFile) as exc:
+            except (UnsupportedContent, ValueError, zlib.error, gzip.BadGzipFile) as exc:
                 log.debug("site: sitemap %s unreadable: %s", url, exc)
                 continue
             for page, title in entries.pages:

@@ -1,0 +1,74 @@
+"""Settings shown to people: `config show` masks every credential; a malformed database URL
+is a one-line named error, not a traceback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pagetrail.cli.main import main
+from pagetrail.store.db import create_db_engine
+from pagetrail.tools.errors import ConfigError
+from pagetrail.tools.settings import Settings, mask_url
+
+SECRETS = ("proxypass", "searxpass", "abc", "dbpass", "archpass", "sekrit", "tok3n")
+
+
+@pytest.fixture
+def hostile_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv("PAGETRAIL_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("PAGETRAIL_PROXY", "http://alice:proxypass@proxy.corp:3128")
+    monkeypatch.setenv("PAGETRAIL_SEARXNG_URL", "https://u:searxpass@searx.example/?token=abc")
+    monkeypatch.setenv("PAGETRAIL_DATABASE_URL", "pt:dbpass@db/pt")
+    monkeypatch.setenv("PAGETRAIL_ARCHIVES",
+                       "https://arch:archpass@archive.example/web,https://web.archive.org/web")
+    monkeypatch.setenv("PAGETRAIL_HN_API_URL", "https://hn.example/api?key=sekrit#tok3n")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_config_show_masks_every_url_credential(hostile_env, capsys, as_json: bool) -> None:
+    assert main(["config", "show", *(["--json"] if as_json else [])]) == 0
+    out = capsys.readouterr().out
+    for secret in SECRETS:
+        assert secret not in out, secret
+    shown = Settings().masked()
+    assert shown["proxy"] == "http://alice:***@proxy.corp:3128"
+    assert shown["searxng_url"] == "https://u:***@searx.example/?token=***"
+    assert shown["database_url"] == "***"  # unparseable: nothing of it is shown
+    assert shown["archives"] == ["https://arch:***@archive.example/web",
+                                 "https://web.archive.org/web"]
+    assert shown["hn_api_url"] == "https://hn.example/api?key=***#***"
+    if as_json:
+        assert json.loads(out)["proxy"] == "http://alice:***@proxy.corp:3128"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("sqlite:////var/lib/pagetrail/pagetrail.db", "sqlite:////var/lib/pagetrail/pagetrail.db"),
+    ("sqlite:///:memory:", "sqlite:///:memory:"),
+    ("postgresql+psycopg://pt:p%40ss@db:5432/pt?sslpassword=x",
+     "postgresql+psycopg://pt:***@db:5432/pt?sslpassword=***"),
+    ("https://token@h.example/", "https://***@h.example/"),
+    ("https://web.archive.org/web", "https://web.archive.org/web"),
+    ("pt:dbpass@db/pt", "***"),
+    ("postgresql://u:p@h:notaport/db", "***"),
+    ("", "***"),
+])
+def test_mask_url(url: str, shown: str) -> None:
+    assert mask_url(url) == shown
+
+
+@pytest.mark.parametrize("url", ["pt:dbpass@db/pt", "postgresql://u:dbpass@h:notaport/db",
+                                 "nosuchdriver://u:dbpass@h/db"])
+def test_a_malformed_database_url_is_a_named_one_line_error(monkeypatch, capsys,
+                                                            url: str) -> None:
+    with pytest.raises(ConfigError):
+        create_db_engine(url)
+    monkeypatch.setenv("PAGETRAIL_DATABASE_URL", url)
+    for command in (["db", "current"], ["db", "upgrade"]):
+        assert main(command) == 2
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("pagetrail: config_error: database URL")
+        assert "dbpass" not in captured.err + captured.out
+        assert "Traceback" not in captured.err
