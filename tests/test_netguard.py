@@ -83,11 +83,14 @@ async def test_configured_endpoint_does_not_open_other_ports_of_its_host() -> No
         async with quick_fetcher(settings) as f:
             with pytest.raises(RefusedAddress, match=r"127\.0\.0\.1"):
                 await f.get(inner.base + "/secret")
-            ok = await f.get(endpoint.base + "/search")  # the engine's own requests work
-            with pytest.raises(RefusedAddress):  # and cannot be bounced to another port
-                await f.get(endpoint.base + "/to-inner")
+            # the engine's own requests work...
+            ok = await f.get(endpoint.base + "/search", endpoint=True)
+            with pytest.raises(RefusedAddress):  # ...and cannot be bounced to another port
+                await f.get(endpoint.base + "/to-inner", endpoint=True)
+            with pytest.raises(RefusedAddress):  # a user's URL or a search result there
+                await f.get(endpoint.base + "/search")
     assert ok.status == 200 and ok.text() == "results"
-    assert inner.hits.total() == 0
+    assert inner.hits.total() == 0 and endpoint.hits["/search"] == 1
 
 
 async def test_a_page_cannot_redirect_into_an_endpoint_origin() -> None:

@@ -238,7 +238,7 @@ class BulkFetcher:
         self._limiter = limiter
         self._ssl: ssl.SSLContext | None = None
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
-        self._addresses: dict[tuple[str, int, bool], list[str] | PagetrailError] = {}
+        self._addresses: dict[tuple[str, int], list[str] | PagetrailError] = {}
         s = self.settings
         self._agent_lines = (f"User-Agent: {s.user_agent}\r\nAccept-Encoding: gzip, deflate\r\n"
                              "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,"
@@ -281,13 +281,10 @@ class BulkFetcher:
         chain: list[Hop] = []
         visits: Counter[str] = Counter()
         current = requested
-        endpoints = self.guard.is_endpoint(requested)  # as Fetcher._fetch
         while True:
             if needs_full_client(current):
                 raise _Delegate
-            exempt = endpoints and self.guard.is_endpoint(current)
-            status, head, content = await self._send(method, current, limit, polite, html_only,
-                                                     exempt)
+            status, head, content = await self._send(method, current, limit, polite, html_only)
             if status in RETRY_STATUSES and await self._worth_retrying(head):
                 raise _Delegate
             location = head.get("location")
@@ -312,13 +309,13 @@ class BulkFetcher:
 
     # -- one exchange --
     async def _send(self, method: str, url: str, limit: int, polite: bool,
-                    html_only: bool, exempt: bool = False) -> tuple[int, _Head, bytes]:
+                    html_only: bool) -> tuple[int, _Head, bytes]:
         parts = urlsplit(url)
         endpoint = _endpoint(parts.scheme, parts.netloc)
         host, port = endpoint.host, endpoint.port
         if self.guard.uses_proxy(host, port):
             raise _Delegate
-        addresses = await self._checked_addresses(host, port, url, exempt=exempt)
+        addresses = await self._checked_addresses(host, port, url)
         if self._limiter is None:
             self._limiter = shared_local_limiter(self.settings.per_host_rps,
                                                  self.settings.per_host_concurrency)
@@ -499,15 +496,15 @@ class BulkFetcher:
         assert last is not None
         raise last
 
-    async def _checked_addresses(self, host: str, port: int, url: str, *,
-                                 exempt: bool = False) -> list[str]:
-        """The guard's verdict for host:port, asked once per client (one scan). `exempt`:
-        an endpoint origin reached from a chain that started at one (see Fetcher._fetch)."""
-        key = (host, port, exempt)
+    async def _checked_addresses(self, host: str, port: int, url: str) -> list[str]:
+        """The guard's verdict for host:port, asked once per client (one scan). No endpoint
+        exemption: a scan fetches pages and their links, never pagetrail's own endpoints
+        (archives, search), which `Fetcher.get(endpoint=True)` alone may reach."""
+        key = (host, port)
         known = self._addresses.get(key)
         if known is None:
             try:
-                known = await self.guard.check_host(host, port, url=url, exempt=exempt)
+                known = await self.guard.check_host(host, port, url=url)
             except RefusedAddress as exc:
                 known = exc
             except FetchFailed as exc:

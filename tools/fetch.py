@@ -404,20 +404,25 @@ class Fetcher:
     # -- public API --
     async def get(self, url: str, *, headers: dict[str, str] | None = None,
                   follow_redirects: bool = True, max_bytes: int | None = None,
-                  polite: bool = False, retry: bool = True) -> Response:
+                  polite: bool = False, retry: bool = True, endpoint: bool = False) -> Response:
+        """`endpoint=True`: a request of pagetrail's own to a configured endpoint (archive,
+        search engine, HN API) — its origin is exempt from the address guard. Never for a
+        URL that came from a user, a page or a search result."""
         return await self._fetch("GET", url, headers=headers, follow_redirects=follow_redirects,
-                                 max_bytes=max_bytes, polite=polite, retry=retry)
+                                 max_bytes=max_bytes, polite=polite, retry=retry,
+                                 endpoint=endpoint)
 
     async def head(self, url: str, *, headers: dict[str, str] | None = None,
                    follow_redirects: bool = True, max_bytes: int | None = None,
-                   polite: bool = False, retry: bool = True) -> Response:
+                   polite: bool = False, retry: bool = True, endpoint: bool = False) -> Response:
         return await self._fetch("HEAD", url, headers=headers, follow_redirects=follow_redirects,
-                                 max_bytes=max_bytes, polite=polite, retry=retry)
+                                 max_bytes=max_bytes, polite=polite, retry=retry,
+                                 endpoint=endpoint)
 
     # -- redirects --
     async def _fetch(self, method: str, url: str, *, headers: dict[str, str] | None,
                      follow_redirects: bool, max_bytes: int | None, polite: bool,
-                     retry: bool) -> Response:
+                     retry: bool, endpoint: bool = False) -> Response:
         if self._client is None:
             raise RuntimeError("Fetcher must be used as `async with Fetcher(...) as f`")
         requested = validate_url(url)
@@ -427,8 +432,9 @@ class Fetcher:
         visits: Counter[str] = Counter()
         current = requested
         # Endpoint origins (archives, search, HN API, proxy) are exempt from the guard only
-        # in a chain that starts at one: a page cannot redirect the fetcher into them.
-        endpoints = self.guard.is_endpoint(requested)
+        # for pagetrail's own requests to them (`endpoint=True`), in a chain that starts at
+        # one: a user's URL, a search result or a page's redirect never reaches them.
+        endpoints = endpoint and self.guard.is_endpoint(requested)
         origin = origin_of(requested)
         while True:
             await self.guard.check_url(current, endpoints=endpoints)

@@ -378,7 +378,7 @@ def _is_down(response: Response) -> bool:
 async def _get(fetcher: Fetcher, url: str, **options: Any) -> Response:
     """GET that turns network failures into _ArchiveDown (errors of the URL propagate)."""
     try:
-        return await fetcher.get(url, **options)
+        return await fetcher.get(url, endpoint=True, **options)  # the archive's own URLs
     except (FetchFailed, RateLimited) as exc:
         raise _ArchiveDown(str(exc)) from exc
 

@@ -400,7 +400,8 @@ def _memento_lookup(fetcher, settings: Settings) -> MementoLookup:
 
 def _capture_fetch(fetcher) -> CaptureFetch:
     async def fetch(memento: Memento) -> bytes | None:
-        response = await fetcher.get(memento.raw_url, max_bytes=2 * 1024 * 1024)
+        response = await fetcher.get(memento.raw_url, max_bytes=2 * 1024 * 1024,
+                                     endpoint=True)  # the archive's replay URL
         return response.content if response.status == 200 and response.is_html else None
 
     return fetch

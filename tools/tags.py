@@ -68,7 +68,8 @@ class HackerNewsSource:
     async def tags(self, request: TagRequest) -> list[str]:
         base = request.settings.hn_api_url.rstrip("/")
         query = urlencode({"query": request.url, "restrictSearchableAttributes": "url"})
-        response = await request.fetcher.get(f"{base}/search?{query}", max_bytes=HN_MAX_BYTES)
+        response = await request.fetcher.get(f"{base}/search?{query}", max_bytes=HN_MAX_BYTES,
+                                             endpoint=True)
         if response.status != 200:
             log.info("HN search answered %s", response.status)
             return []

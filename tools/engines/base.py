@@ -237,7 +237,7 @@ async def fetch_checked(
     """
     secrets = list(secrets)
     try:
-        response = await fetcher.get(url, headers=headers, retry=False, **options)
+        response = await fetcher.get(url, headers=headers, retry=False, endpoint=True, **options)
     except EngineUnavailable:
         raise
     except PagetrailError as exc:
