@@ -176,10 +176,15 @@ def message(blocks: Sequence[Block | None], text: str) -> dict[str, Any]:
         kept = [*kept[: MAX_BLOCKS - 1], context("_(answer shortened)_")]
     # The fallback text shows in notifications and is parsed as mrkdwn: it is escaped like
     # the blocks' untrusted text (it names URLs and titles from search results and errors).
-    fallback = escape(clip(text, MESSAGE_TEXT))
-    if len(fallback) > MESSAGE_TEXT:
-        fallback = escape(clip(text, MESSAGE_TEXT - (len(fallback) - MESSAGE_TEXT)))
-    return {"blocks": kept, "text": fallback[:MESSAGE_TEXT]}
+    # Escaping lengthens the text: clip shorter until the escaped text fits (never cutting
+    # an entity in two). A character escapes to at most 5 ("&amp;"), so dropping a fifth of
+    # the excess never clips more than needed.
+    limit = MESSAGE_TEXT
+    fallback = escape(clip(text, limit))
+    while len(fallback) > MESSAGE_TEXT:
+        limit -= -(-(len(fallback) - MESSAGE_TEXT) // 5)
+        fallback = escape(clip(text, limit))
+    return {"blocks": kept, "text": fallback}
 
 
 def percent(value: float) -> str:

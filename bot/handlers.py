@@ -84,10 +84,7 @@ class SlackBot:
                       work: Callable[[], Awaitable[dict[str, Any]]], *,
                       ephemeral: bool = False) -> None:
         try:
-            try:
-                await self.limiter.acquire(keys)
-            finally:
-                self.limiter.release(keys)  # admitted in on_fixlink / on_more
+            await self.limiter.take_turn(keys)  # admitted in on_fixlink / on_more
             payload = await work()
         except PagetrailError as exc:
             await self._tell(response_url, blocks.error_blocks(str(exc), exc.code))

@@ -16,8 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 MAX_QUEUED_PER_USER = 10  # jobs of one person waiting for their turn; more are refused
@@ -116,10 +115,13 @@ class KeyedLimiter:
             for key in ordered:
                 self.waiting[key] -= 1
 
-    @asynccontextmanager
-    async def slot(self, keys: Sequence[str]) -> AsyncIterator[None]:
-        await self.acquire(keys)
-        yield
+    async def take_turn(self, keys: Sequence[str]) -> None:
+        """For an admitted job: wait for its turn (`acquire`), then give back the place in
+        the owner's queue that `admit` reserved — also when the wait is cancelled."""
+        try:
+            await self.acquire(keys)
+        finally:
+            self.release(keys)
 
 
 def default_limiter() -> KeyedLimiter:

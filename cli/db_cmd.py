@@ -6,7 +6,7 @@ import argparse
 
 from pagetrail.store.db import create_db_engine
 from pagetrail.store.migrate import current_revision, head_revision, upgrade
-from pagetrail.tools.settings import Settings, mask_url_password
+from pagetrail.tools.settings import Settings, mask_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,12 +23,12 @@ def db_upgrade(args: argparse.Namespace) -> int:
     url = Settings().database_url
     engine = create_db_engine(url)
     upgrade(engine, args.revision)
-    print(f"{mask_url_password(url)}: at revision {current_revision(engine)}")
+    print(f"{mask_url(url)}: at revision {current_revision(engine)}")
     return 0
 
 
 def db_current(args: argparse.Namespace) -> int:
     url = Settings().database_url
     engine = create_db_engine(url)
-    print(f"{mask_url_password(url)}: revision {current_revision(engine)} (head {head_revision()})")
+    print(f"{mask_url(url)}: revision {current_revision(engine)} (head {head_revision()})")
     return 0

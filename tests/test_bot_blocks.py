@@ -176,6 +176,9 @@ def test_fallback_text_stays_within_the_limit_once_escaped() -> None:
     payload = blocks.message([blocks.section("x")], "<" * 5000)
     validate_message(payload)
     assert len(payload["text"]) <= blocks.MESSAGE_TEXT and "<" not in payload["text"]
+    # Only whole entities, then the ellipsis: no "&l" left where the clip fell.
+    assert payload["text"].replace("&lt;", "") == "…"
+    assert len(payload["text"]) > blocks.MESSAGE_TEXT - 5
 
 
 def test_broadcast_words_are_neutralised_and_mrkdwn_is_verbatim() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 from pagetrail.bot.ratelimit import MAX_QUEUED_PER_USER, KeyedLimiter, Limit, job_keys
@@ -50,4 +51,19 @@ def test_a_persons_queue_is_capped_and_others_are_not_affected() -> None:
     assert limiter.admit(job_keys("U2", "C1"))  # someone else: their own queue
     assert limiter.admit(job_keys("U1", "C2")) is False  # the person's queue, any channel
     limiter.release(keys)
+    assert limiter.admit(keys)
+
+
+async def test_take_turn_gives_the_place_back_even_when_cancelled() -> None:
+    limiter = KeyedLimiter({"user": Limit(rate=0.01, burst=1)}, max_queued=1)
+    keys = job_keys("U1", "C1")
+    assert limiter.admit(keys)
+    await limiter.take_turn(keys)  # the burst token: at once
+    assert limiter.admit(keys)     # the place was given back
+    waiting = asyncio.create_task(limiter.take_turn(keys))  # no token for ~100 s
+    await asyncio.sleep(0.05)
+    assert limiter.admit(keys) is False
+    waiting.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await waiting
     assert limiter.admit(keys)

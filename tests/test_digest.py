@@ -99,6 +99,23 @@ async def test_one_target_crashing_is_that_targets_error_only(store, monkeypatch
     assert by_channel["C2"].scans[0].suspect[0].url == site.url("/gone.html")
     assert any(broken in r.getMessage() for r in caplog.records)  # logged with its target
 
+    # A digest that fails after its scan keeps what the scan did, beside the error.
+    monkeypatch.setattr(digest_module, "scan", real_scan)
+
+    def broken_digest(_store, _result):
+        raise ValueError("")  # an empty message: the error still says what it was
+
+    monkeypatch.setattr(digest_module, "build_digest", broken_digest)
+    with _site() as site:
+        with store.session() as s:
+            s.query(Watch).delete()
+            s.add(Watch(channel="C3", target=site.url("/")))
+        [failed] = await run_digests(store, fast_settings(), clock=Clock(T0),
+                                     options=ScanOptions(depth=0), recover=False,
+                                     channel="C3")
+    assert failed.scans[0].error == "ValueError"
+    assert failed.scans[0].scan_id and failed.scans[0].pages_crawled == 1
+
     # Ctrl-C and cancellation are not a target's error: they stop the run.
     for stop in (KeyboardInterrupt, asyncio.CancelledError):
         async def stopping_scan(target: str, stop=stop, **kwargs):

@@ -373,10 +373,13 @@ async def test_connection_refused_is_fetch_failed_refused() -> None:
     assert f.requests == 2  # one retry for a refused connection
 
 
+def slow(_req: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+    """A handler that answers after 1.5 s (past the timeouts the tests below set)."""
+    time.sleep(1.5)
+    return 200, {}, b"late"
+
+
 async def test_read_timeout_is_fetch_failed_timeout_without_hanging() -> None:
-    def slow(_req: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        time.sleep(1.5)
-        return 200, {}, b"late"
     with serve({"/slow": slow}) as srv:
         settings = loopback_settings(read_timeout=0.3, total_timeout=1.0, retries=1)
         async with quick_fetcher(settings) as f:
@@ -389,9 +392,6 @@ async def test_read_timeout_is_fetch_failed_timeout_without_hanging() -> None:
 
 async def test_total_timeout_names_its_kind_not_an_empty_reason() -> None:
     """asyncio's own TimeoutError has an empty str: the reason must still say something."""
-    def slow(_req: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        time.sleep(1.5)
-        return 200, {}, b"late"
     with serve({"/slow": slow}) as srv:
         settings = loopback_settings(read_timeout=5.0, total_timeout=0.3, retries=0)
         async with quick_fetcher(settings) as f:

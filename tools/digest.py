@@ -244,6 +244,48 @@ def _record_run(store: Store, digest: ChannelDigest, at: datetime) -> int:
         return run.id
 
 
+async def _target_digest(store: Store, target: str, *, settings: Settings,
+                         options: ScanOptions | None, clock: Clock, recover: bool,
+                         recover_limit: int, recover_seconds: float) -> ScanDigest:
+    """Scan one watched target and digest it. Its failure, whatever it is, is this target's
+    error in the digest, never the other targets' (nor every channel's). Cancellation and
+    Ctrl-C are not caught: they are BaseExceptions, not Exceptions."""
+    result: ScanResult | None = None
+    try:
+        result = await scan(target, store=store, settings=settings, options=options,
+                            clock=clock)
+        digest = await asyncio.to_thread(build_digest, store, result)
+    except Exception as exc:
+        stage = "scan" if result is None else "digest"
+        if isinstance(exc, PagetrailError):
+            log.warning("digest: %s of %s failed: %s", stage, target, exc)
+        else:
+            log.exception("digest: %s of %s failed", stage, target)
+        return _failed_digest(target, exc, clock(), result)
+    if recover:
+        try:
+            await recover_confirmed(digest, store=store, settings=settings,
+                                    limit=recover_limit, seconds=recover_seconds)
+        except Exception:  # recovery is extra: the scan's digest stands without it
+            log.exception("digest: recovering dead links of %s failed", target)
+    return digest
+
+
+def _failed_digest(target: str, exc: Exception, now: datetime,
+                   result: ScanResult | None) -> ScanDigest:
+    """The digest of a target whose scan (result None) or digest failed: what the scan did,
+    if anything, and the error."""
+    error = str(exc) or type(exc).__name__
+    if result is None:
+        return ScanDigest(target=target, scan_id="", started_at=now.isoformat(), seconds=0.0,
+                          pages_crawled=0, links_found=0, urls_checked=0, requests=0,
+                          error=error)
+    return ScanDigest(target=target, scan_id=result.scan_id, started_at=result.started_at,
+                      seconds=result.seconds, pages_crawled=result.pages_crawled,
+                      links_found=result.links_found, urls_checked=result.urls_checked,
+                      requests=result.requests, error=error)
+
+
 async def run_digests(store: Store, settings: Settings | None = None, *,
                       clock: Clock | None = None, options: ScanOptions | None = None,
                       recover: bool = True, recover_limit: int = 10,
@@ -258,39 +300,9 @@ async def run_digests(store: Store, settings: Settings | None = None, *,
         watches = {channel: watches.get(channel, [])}
     digests_by_target: dict[str, ScanDigest] = {}
     for target in dict.fromkeys(t for targets in watches.values() for t in targets):
-        # One target's failure, whatever it is, is that target's error in the digest, never
-        # the other targets' (nor every channel's). Cancellation and Ctrl-C are not caught:
-        # they are BaseExceptions, not Exceptions.
-        try:
-            result = await scan(target, store=store, settings=settings, options=options,
-                                clock=clock)
-        except Exception as exc:
-            if not isinstance(exc, PagetrailError):
-                log.exception("digest: scan of %s failed", target)
-            else:
-                log.warning("digest: scan of %s failed: %s", target, exc)
-            digests_by_target[target] = ScanDigest(
-                target=target, scan_id="", started_at=clock().isoformat(), seconds=0.0,
-                pages_crawled=0, links_found=0, urls_checked=0, requests=0,
-                error=str(exc) or type(exc).__name__)
-            continue
-        try:
-            digest = await asyncio.to_thread(build_digest, store, result)
-        except Exception as exc:
-            log.exception("digest: digest of %s failed", target)
-            digests_by_target[target] = ScanDigest(
-                target=target, scan_id=result.scan_id, started_at=result.started_at,
-                seconds=result.seconds, pages_crawled=result.pages_crawled,
-                links_found=result.links_found, urls_checked=result.urls_checked,
-                requests=result.requests, error=str(exc) or type(exc).__name__)
-            continue
-        if recover:
-            try:
-                await recover_confirmed(digest, store=store, settings=settings,
-                                        limit=recover_limit, seconds=recover_seconds)
-            except Exception:  # recovery is extra: the scan's digest stands without it
-                log.exception("digest: recovering dead links of %s failed", target)
-        digests_by_target[target] = digest
+        digests_by_target[target] = await _target_digest(
+            store, target, settings=settings, options=options, clock=clock, recover=recover,
+            recover_limit=recover_limit, recover_seconds=recover_seconds)
     period = period_of(clock())
     out: list[ChannelDigest] = []
     for name, targets in watches.items():

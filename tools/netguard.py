@@ -9,10 +9,10 @@ machine" (localhost, *.localhost, metadata.google.internal, ...).
 Exempt: `settings.allow_hosts` (`host` or `host:port`: the whole host, or that port of it,
 for every request) and the *origins* (scheme, host, port) of configured endpoints (archives,
 searxng_url, hn_api_url, proxy) — the operator chose those. An endpoint exempts only its own
-origin, never other ports of its host, and only for requests that start at an endpoint
-origin (`check_url(url, endpoints=True)`, which the fetcher passes when the URL it was asked
-for is one): a redirect from an ordinary page to an endpoint origin is checked like any URL,
-and `check_url`'s default (a user-given URL) grants no endpoint exemption at all.
+origin, never other ports of its host, and only for pagetrail's own requests to it
+(`check_url(url, endpoints=True)`, which the fetcher passes for `get(..., endpoint=True)`:
+archive, search and HN calls); a user's URL, a search result or a redirect from an ordinary
+page into an endpoint origin is checked like any URL.
 
 With a proxy, target names are not resolved here (the proxy resolves them and its errors are
 classified by check_link); literal addresses and local names are still refused.
@@ -37,6 +37,7 @@ import httpcore
 
 from pagetrail.tools.errors import FetchFailed, RefusedAddress
 from pagetrail.tools.settings import Settings
+from pagetrail.tools.urls import DEFAULT_PORTS
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -116,7 +117,6 @@ def is_local_name(host: str) -> bool:
 
 
 Origin = tuple[str, str, int]  # (scheme, host, port), lower case, default port filled in
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def origin_of(url: str) -> Origin | None:
@@ -126,10 +126,10 @@ def origin_of(url: str) -> Origin | None:
         parts = urlsplit(url if "//" in url else "//" + url)
         scheme = (parts.scheme or "http").lower()
         host = (parts.hostname or "").lower().rstrip(".")
-        port = parts.port or _DEFAULT_PORTS.get(scheme)
+        port = parts.port or DEFAULT_PORTS.get(scheme)
     except ValueError:
         return None
-    if not host or port is None or scheme not in _DEFAULT_PORTS:
+    if not host or port is None or scheme not in DEFAULT_PORTS:
         return None
     return scheme, host, port
 

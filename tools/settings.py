@@ -198,10 +198,6 @@ def mask_url(url: str) -> str:
     return shown
 
 
-def mask_url_password(url: str) -> str:
-    """A database URL fit to print (see mask_url)."""
-    return mask_url(url)
-
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

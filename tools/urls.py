@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 from pagetrail.tools.errors import InvalidURL
 
 MAX_URL_LENGTH = 8192
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 # Space and every C0/C1 control character (and DEL): never part of a URL, and some reach a
 # host name through urlsplit ("http://x\x0b.com/").
 _CONTROL_OR_SPACE = re.compile("[\x00-\x20\x7f-\x9f]")
@@ -70,7 +70,7 @@ def normalize_url(url: str) -> str:
     if host.startswith("www."):
         host = host[4:]
     port = parts.port
-    netloc = host if port in (None, _DEFAULT_PORTS.get(parts.scheme.lower())) else f"{host}:{port}"
+    netloc = host if port in (None, DEFAULT_PORTS.get(parts.scheme.lower())) else f"{host}:{port}"
     path = quote(unquote(parts.path or "/"), safe="/:@!$&'()*+,;=-._~%")
     if len(path) > 1 and path.endswith("/"):
         path = path.rstrip("/") or "/"
