@@ -44,6 +44,12 @@ class RedirectLoop(TooManyRedirects):
     code = "redirect_loop"
 
 
+class InvalidDate(PagetrailError, ValueError):
+    """A date that tools.dates.parse_date cannot read (the message says what it accepts)."""
+
+    code = "invalid_date"
+
+
 class UnsupportedContent(PagetrailError):
     """Binary or otherwise unparseable content where a document was expected."""
 

@@ -8,15 +8,14 @@ backend gets them the same way. Engines signal what went wrong with the errors b
 
 from __future__ import annotations
 
-import email.utils
 import re
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from pagetrail.tools.errors import EngineUnavailable, PagetrailError, RateLimited
+from pagetrail.tools.fetch import retry_after_seconds as parse_retry_after
 from pagetrail.tools.models import Hit
 from pagetrail.tools.urls import host_of
 
@@ -149,27 +148,6 @@ def make_hits(
         hits.append(Hit(url=url, title=clean_snippet(title, MAX_TITLE),
                         snippet=clean_snippet(snippet), rank=len(hits) + 1, engine=engine))
     return hits
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    current = time.time() if now is None else now
-    return max(0.0, moment.timestamp() - current)
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
