@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import SecretStr
 
 from pagetrail.tools.errors import EngineUnavailable, PagetrailError, RateLimited
 from pagetrail.tools.fetch import retry_after_seconds as parse_retry_after
 from pagetrail.tools.models import Hit
 from pagetrail.tools.urls import host_of
 
+if TYPE_CHECKING:
+    from pagetrail.store.db import Store
+    from pagetrail.tools.settings import Settings
+
 SearchHit = Hit
 
 __all__ = [
     "Engine",
+    "EngineContext",
+    "EngineSkipped",
     "EngineTransient",
     "EngineUnavailable",
     "HttpGetter",
@@ -95,6 +103,29 @@ class HttpGetter(Protocol):
 
     async def get(self, url: str, *, headers: Mapping[str, str] | None = None,
                   **options: Any) -> HttpResponse: ...
+
+
+class EngineSkipped(Exception):
+    """A configured engine that cannot run here; the message says why (and how to fix it)."""
+
+
+@dataclass
+class EngineContext:
+    """What a factory may use: the product's settings (fetching, archives, proxy), the
+    shared fetcher (SSRF guard, politeness) and the store, or None."""
+
+    settings: Settings
+    fetcher: HttpGetter
+    store: Store | None
+    secrets: list[str] = field(default_factory=list)
+
+    def secret(self, value: SecretStr | str | None) -> str:
+        """The plain value of a secret, remembered so that messages never carry it."""
+        getter = getattr(value, "get_secret_value", None)
+        plain = (getter() if getter else str(value or "")).strip()
+        if plain:
+            self.secrets.append(plain)
+        return plain
 
 
 # --- pure helpers ---------------------------------------------------------------------------
