@@ -246,8 +246,9 @@ def needs_full_client(url: str) -> bool:
 
 class _ReadDeadline:
     """The timeouts of one exchange on one timer: the total timeout over everything, and
-    for each read (the head; a body; each piece of a body that runs to the close) the read
-    timeout, up to READ_SLACK longer, never past the total.
+    for each read from the socket (of the head or of the body) the read timeout, up to
+    READ_SLACK longer, never past the total: a body that trickles in stays bounded by the
+    total timeout.
 
     What a read timeout nested in the total one does, with fewer timers: the timer moves
     only when a read starts more than READ_SLACK after the one it was set for, so a
