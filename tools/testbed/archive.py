@@ -138,6 +138,11 @@ class PywbArchive:
     def collection_url(self) -> str:
         return f"{self.base_url}/{self.world.archive_collection}"
 
+    @property
+    def running(self) -> bool:
+        """pywb was started and its process has not exited."""
+        return self._process is not None and self._process.poll() is None
+
     async def start(self) -> None:
         venv = await asyncio.to_thread(ensure_pywb_venv, self.venv)
         await asyncio.to_thread(prepare_collection, self.world, self.workdir)
