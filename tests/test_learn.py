@@ -122,3 +122,23 @@ def test_every_learned_source_is_one_the_store_accepts(store) -> None:
              + learned_moves(_recovery("moved", candidates=[sure]), []))
     for old, new, source in moves:
         assert record_move(store, old, new, source=source) is not None
+
+
+async def test_a_store_failure_is_a_named_partial_failure_of_the_answer(moved_site, tmp_path):
+    from sqlalchemy import text
+
+    from pagetrail.store import Store
+
+    broken = Store(f"sqlite:///{tmp_path / 'broken.db'}")
+    try:
+        with broken.session() as session:  # a database that lost a table (a bad migration)
+            session.execute(text("DROP TABLE moves"))
+        recovery = await recover(f"{SITE}/guide/gamma-sprockets",
+                                 settings=moved_site.settings(), store=broken)
+    finally:
+        broken.dispose()
+    assert recovery.answer == "moved"  # the web still answers
+    errors = [f.error for f in recovery.failures if f.engine == "store"]
+    assert any(e.startswith("reading known moves: OperationalError") for e in errors), errors
+    assert any(e.startswith("recording the confirmed recovery: OperationalError")
+               for e in errors), errors

@@ -100,7 +100,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 def _die_with_parent() -> None:
     """In the child before exec: SIGKILL it if the testbed process dies (Linux), so even a
     killed runner leaves no pywb behind."""
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(OSError, AttributeError):  # no libc.so.6 or no prctl: not Linux
         import ctypes
 
         pr_set_pdeathsig = 1
