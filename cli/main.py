@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "eval": "pagetrail.cli.eval_cmd",
     "serve": "pagetrail.cli.serve_cmd",
     "digest": "pagetrail.cli.digest_cmd",
+    "watch": "pagetrail.cli.watch_cmd",
     "classify": "pagetrail.cli.classify_cmd",
     "related": "pagetrail.cli.classify_cmd",
     "aliases": "pagetrail.cli.aliases_cmd",
