@@ -188,8 +188,6 @@ async def recover(
     finally:
         if own_fetcher:
             await fetcher.aclose()
-    if recovery.failures is not run.failures:  # an early answer (alive, redirected, …)
-        recovery.failures[:0] = run.failures
     recovery.requests = fetcher.requests - requests_before
     recovery.seconds = round(time.monotonic() - started, 3)
     if store is not None:
@@ -251,6 +249,7 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
     check = await check_link(run.url, run.fetcher, settings=run.settings)
     early = _answer_for_live(run.url, check)
     if early is not None:
+        early.failures.extend(run.failures)  # the store's, if its cache could not be read
         return early
     run.host_silent = _silent(check)
 
@@ -370,22 +369,39 @@ def _silent(check: CheckResult) -> bool:
 
 
 async def _memento(run: _Run, at: datetime | None) -> Memento | None:
+    down: list[str] = []
     try:
         return await fetch_memento(run.url, run.fetcher, at=at, settings=run.settings,
-                                   listings=run.listings)
+                                   listings=run.listings, unavailable=down)
     except PagetrailError as exc:
-        run.failures.append(EngineFailure(engine="archive", error=f"{exc.code}: {exc}"))
+        _archive_failure(run, f"{exc.code}: {exc}")
         return None
+    finally:
+        for note in down:
+            _archive_failure(run, f"unavailable: {note}")
 
 
 async def _archived_redirects(run: _Run) -> list[Any]:
     if not run.allowed("REDIRECT"):
         return []
+    down: list[str] = []
     try:
-        return await archived_redirects(run.url, run.fetcher, run.settings, run.listings)
+        return await archived_redirects(run.url, run.fetcher, run.settings, run.listings,
+                                        unavailable=down)
     except PagetrailError as exc:
-        run.failures.append(EngineFailure(engine="archive", error=f"{exc.code}: {exc}"))
+        _archive_failure(run, f"{exc.code}: {exc}")
         return []
+    finally:
+        for note in down:
+            _archive_failure(run, f"unavailable: {note}")
+
+
+def _archive_failure(run: _Run, error: str) -> None:
+    """An archive's failure, once per recovery (the memento and redirect lookups share
+    the archives)."""
+    failure = EngineFailure(engine="archive", error=error[:500])
+    if failure not in run.failures:
+        run.failures.append(failure)
 
 
 async def _source_page(run: _Run, source_url: str | None) -> bytes | None:
