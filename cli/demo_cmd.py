@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tempfile
-from collections.abc import Callable
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
@@ -95,6 +95,11 @@ class _Progress:
     done: int = 0
     agreed: int = 0
 
+    def ready(self, testbed: Any, seconds: float) -> None:
+        self.console.print(f"The world is up after {seconds:.0f} s (archive "
+                           f"{testbed.archive_url}, search {testbed.search_url}); each link "
+                           "is shown as soon as it is answered.", markup=False)
+
     def __call__(self, case: dict[str, Any], recovery: Recovery) -> None:
         self.done += 1
         verdict = agrees(case, recovery)
@@ -127,15 +132,16 @@ def agrees(case: dict[str, Any], recovery: Recovery) -> bool:
 
 
 async def _recover_all(world: Any, cases: list[dict[str, Any]], *, jobs: int,
-                       progress: Callable[[dict[str, Any], Recovery], None],
-                       ) -> tuple[list[Recovery], list[str]]:
+                       progress: _Progress) -> tuple[list[Recovery], list[str]]:
     """Every case's recovery, and the world's services found down at the end."""
     from pagetrail.store import Store
     from pagetrail.tools.recover import recover
     from pagetrail.tools.testbed import Testbed
 
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pagetrail-demo-") as scratch:
         async with Testbed(world) as testbed:
+            progress.ready(testbed, time.monotonic() - started)
             settings = testbed.settings(database_url=f"sqlite:///{Path(scratch) / 'demo.db'}")
             store = Store(settings.database_url)
             limit = asyncio.Semaphore(jobs)

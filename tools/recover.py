@@ -237,8 +237,12 @@ def learned_moves(recovery: Recovery, archived: Sequence[ArchivedRedirect],
 
 def _record_move(store: Any, old_url: str, new_url: str, source: str) -> None:
     from pagetrail.store.moves import record_move
+    from pagetrail.tools.errors import InvalidURL
 
-    record_move(store, old_url, new_url, source=source)
+    try:
+        record_move(store, old_url, new_url, source=source)
+    except InvalidURL as exc:  # an archive's Location no URL parser accepts: no evidence
+        log.info("move %s → %s not recorded: %s", old_url, new_url, exc)
 
 
 async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: str,
