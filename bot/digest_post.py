@@ -26,7 +26,7 @@ from sqlalchemy import select
 
 from pagetrail.bot import blocks
 from pagetrail.bot.blocks import DeadLinkView, DigestView
-from pagetrail.bot.posting import SlackPoster
+from pagetrail.bot.posting import DELIVERY_ERRORS, SlackPoster
 from pagetrail.bot.watches import watched_channels
 from pagetrail.store.db import Store
 from pagetrail.store.models import DigestRun
@@ -169,7 +169,7 @@ async def post_digest(poster: SlackPoster, store: Store, digest: ChannelDigest) 
     run_id = digest.run_id
     try:
         ts = await poster.post(digest.channel, blocks.digest_blocks(view))
-    except Exception as exc:
+    except DELIVERY_ERRORS as exc:
         await asyncio.to_thread(_update, store, run_id, status="failed", error=str(exc)[:2000])
         await _say_failed(poster, digest.channel, digest.period)
         return PostOutcome(digest.channel, digest.period, "failed", error=str(exc))
@@ -177,7 +177,7 @@ async def post_digest(poster: SlackPoster, store: Store, digest: ChannelDigest) 
                             slack={"ts": ts, "thread_pages": 0})
     try:
         pages = await _post_thread(poster, store, run_id, digest.channel, view, ts, 0)
-    except Exception as exc:
+    except DELIVERY_ERRORS as exc:
         log.warning("digest thread for %s broke off: %s", digest.channel, exc)
         await asyncio.to_thread(_update, store, run_id, error=str(exc)[:2000])
         return PostOutcome(digest.channel, digest.period, "partial", ts, error=str(exc))
@@ -190,7 +190,7 @@ async def _say_failed(poster: SlackPoster, channel: str, period: str) -> None:
                                  "it will be retried at the next run.")
     try:
         await poster.post(channel, notice)
-    except Exception as exc:  # Slack itself is what failed: nothing more to say
+    except DELIVERY_ERRORS as exc:  # Slack itself is what failed: nothing more to say
         log.warning("could not tell %s that its digest failed: %s", channel, exc)
 
 
@@ -205,7 +205,7 @@ async def _finish_threads(poster: SlackPoster, store: Store) -> list[PostOutcome
             pages = await _post_thread(poster, store, run_id, digest.channel,
                                        digest_view(digest), str(slack["ts"]),
                                        int(slack.get("thread_pages", 0)))
-        except Exception as exc:
+        except DELIVERY_ERRORS as exc:
             log.warning("finishing digest thread %s failed: %s", run_id, exc)
             continue
         await asyncio.to_thread(_update, store, run_id, status="posted", error="")

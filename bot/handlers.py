@@ -24,7 +24,7 @@ from pagetrail.bot.commands import (
     parse_linkrot,
 )
 from pagetrail.bot.engine import BotEngine
-from pagetrail.bot.posting import SlackPoster
+from pagetrail.bot.posting import DELIVERY_ERRORS, SlackPoster
 from pagetrail.bot.ratelimit import KeyedLimiter, job_keys
 from pagetrail.bot.watches import add_watch, list_watches, remove_watch
 from pagetrail.tools.errors import PagetrailError
@@ -96,13 +96,13 @@ class SlackBot:
             return
         try:
             await self.poster.respond(response_url, payload, ephemeral=ephemeral)
-        except Exception:
+        except DELIVERY_ERRORS:
             log.exception("posting the answer failed")
 
     async def _tell(self, response_url: str, payload: dict[str, Any]) -> None:
         try:
             await self.poster.respond(response_url, payload, ephemeral=True)
-        except Exception:
+        except DELIVERY_ERRORS:
             log.exception("posting an error failed")
 
     # ---------------------------------------------------------------- /fixlink

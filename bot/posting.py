@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
+from slack_sdk.errors import SlackClientError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -28,6 +30,12 @@ class SlackPostFailed(PagetrailError):
     """Slack refused or failed a post (after retries)."""
 
     code = "slack_post_failed"
+
+
+# What delivering a message can raise: Slack's refusals (after retries), the HTTP client's
+# and the network's failures. Callers that can only log a lost message catch these.
+DELIVERY_ERRORS = (SlackPostFailed, SlackClientError, aiohttp.ClientError, OSError,
+                   TimeoutError)
 
 
 def retry_handlers() -> list[AsyncRetryHandler]:

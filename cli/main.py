@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pagetrail
 from pagetrail.cli.common import fail
 from pagetrail.tools.errors import PagetrailError
 
@@ -34,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "eval": "pagetrail.cli.eval_cmd",
     "serve": "pagetrail.cli.serve_cmd",
     "digest": "pagetrail.cli.digest_cmd",
+    "watch": "pagetrail.cli.watch_cmd",
     "classify": "pagetrail.cli.classify_cmd",
     "related": "pagetrail.cli.classify_cmd",
     "aliases": "pagetrail.cli.aliases_cmd",
@@ -63,6 +65,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Find where a dead web link went.",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument("--version", action="version",
+                        version=f"pagetrail {pagetrail.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = [COMMANDS[command]] if command in COMMANDS else COMMAND_MODULES
     for name in modules:

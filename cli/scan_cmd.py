@@ -18,7 +18,14 @@ from contextlib import contextmanager
 # pages with not-found wording or a soft-404 sibling to compare, often none at all.
 from pagetrail.cli.common import print_json, run_async
 from pagetrail.store import open_store
-from pagetrail.tools.digest import ScanDigest, build_digest, recover_confirmed, to_json, to_markdown
+from pagetrail.tools.digest import (
+    ScanDigest,
+    build_digest,
+    recover_confirmed,
+    recovery_plan,
+    to_json,
+    to_markdown,
+)
 from pagetrail.tools.scanner import ProgressFn, ScanOptions, scan
 from pagetrail.tools.settings import Settings
 
@@ -36,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     output.add_argument("--json", action="store_true", help="print the digest as JSON")
     output.add_argument("--markdown", action="store_true", help="print Markdown (default)")
     parser.add_argument("--recover", action="store_true",
-                        help="run recovery on newly confirmed dead links")
+                        help="run recovery on the confirmed dead links (newly confirmed first);"
+                             " suspect links wait for confirmation")
     parser.add_argument("--recover-limit", type=int, default=10,
                         help="recoveries at most (default 10)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -92,6 +100,9 @@ async def _scan(args: argparse.Namespace, settings: Settings,
                         progress=progress)
     digest = build_digest(store, result)
     if args.recover:
+        # Said before the (long) recoveries start: what is recovered, what waits, until when.
+        print(f"pagetrail: {recovery_plan(digest, max(0, args.recover_limit))}",
+              file=sys.stderr)
         await recover_confirmed(digest, store=store, settings=settings,
                                 limit=max(0, args.recover_limit))
     return digest

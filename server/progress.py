@@ -10,6 +10,13 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+import anyio
+from mcp.shared.exceptions import MCPError
+
+# A client that stopped listening (closed stream, connection closed): its progress is lost,
+# the work goes on. Anything else is a bug and is raised.
+CLIENT_GONE = (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+
 log = logging.getLogger(__name__)
 
 MESSAGE_CHARS = 200
@@ -39,5 +46,5 @@ class ProgressRelay:
         try:
             await self.sink.report_progress(self.step, None,
                                             progress_message(stage, done, total, message))
-        except Exception:  # a client that stopped listening must not fail the work
+        except CLIENT_GONE:
             log.debug("progress notification not delivered", exc_info=True)

@@ -58,7 +58,7 @@ def create_db_engine(url: str) -> Engine:
     except NoSuchModuleError:
         try:
             driver = make_url(url).drivername
-        except Exception:
+        except (ArgumentError, ValueError):
             driver = "?"
         raise ConfigError(f"database URL names an unknown database driver {driver!r} "
                           "(try sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB)") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from datetime import timedelta
 
 from sqlalchemy import select
@@ -36,10 +37,11 @@ async def test_digest_lists_changes_with_linking_pages(store) -> None:
     assert [link.url for link in dead] == [site.url("/gone.html")]
     assert dead[0].found_on[0].anchor == "Annual report"
     assert dead[0].status == 404 and dead[0].failures == 2
-    assert digest.counts == {"newly_confirmed": 1, "suspect": 0, "fixed": 0, "flapping": 0,
-                             "still_dead": 0}
+    assert digest.counts == {"confirmed": 1, "newly_confirmed": 1, "suspect": 0, "fixed": 0,
+                             "flapping": 0, "still_dead": 0}
     markdown = to_markdown(digest)
-    assert "Confirmed dead (new)" in markdown and "“Annual report”" in markdown
+    assert "Confirmed dead" in markdown and "(new)" in markdown
+    assert "“Annual report”" in markdown
     data = json.loads(json.dumps(to_json(digest)))
     assert data["counts"]["newly_confirmed"] == 1
     assert data["verdicts"] == {"ok": 2, "dead": 1}
@@ -79,7 +81,7 @@ async def test_one_target_crashing_is_that_targets_error_only(store, monkeypatch
 
     async def flaky_scan(target: str, **kwargs):
         if target == broken:
-            raise RuntimeError("zlib exploded")  # not a PagetrailError
+            raise zlib.error("zlib exploded")  # not a PagetrailError: a hostile site's bytes
         return await real_scan(target, **kwargs)
 
     monkeypatch.setattr(digest_module, "scan", flaky_scan)
@@ -138,3 +140,74 @@ def test_cli_scan_prints_markdown_and_json(store, capsys, monkeypatch) -> None:
         data = json.loads(capsys.readouterr().out)
     assert data["urls_checked"] == 3 and data["states"]["suspect"] == 1
     assert main(["scan", "ftp://x/"]) == 2  # bad input: one line, exit 2
+
+
+def test_cli_scan_recover_says_what_it_recovers_and_when(store, capsys, monkeypatch) -> None:
+    from datetime import UTC, datetime
+
+    monkeypatch.setenv("PAGETRAIL_ALLOW_HOSTS", "127.0.0.1")
+    monkeypatch.setenv("PAGETRAIL_PER_HOST_RPS", "0")
+    before = datetime.now(UTC)
+    with _site() as site:
+        assert main(["scan", site.url("/"), "--depth", "0", "--quiet", "--recover"]) == 0
+    err = capsys.readouterr().err
+    assert "Recovering 0 of 0 confirmed dead link(s)." in err
+    assert "1 suspect link(s) are pending confirmation and are not recovered yet" in err
+    # The defaults: 3 failures at least 3 days apart, so two more, the last 6 days on.
+    soonest = (before + timedelta(days=6)).strftime("%Y-%m-%d")
+    assert f"the earliest can be confirmed from {soonest}" in err
+
+
+async def test_scan_reports_show_every_links_state_with_since_when(store) -> None:
+    """Over simulated scans (a clock), each report lists every link by its state — still
+    suspect, still dead, still flapping included — not only the links that changed."""
+    answers = {"/flap.html": [404, 200, 404, 200, 404], "/back.html": [404, 200, 200, 200, 200]}
+    current = {"scan": 0}
+
+    def scripted(path: str):
+        status = answers[path][current["scan"]]
+        return page("Back") if status == 200 else (404, {"Content-Type": "text/html"},
+                                                   b"<html><title>Not Found</title></html>")
+
+    site_routes = {"/": page("Home", ("/gone.html", "Gone"), ("/flap.html", "Flap"),
+                             ("/back.html", "Back")),
+                   "/flap.html": scripted, "/back.html": scripted}
+    settings = fast_settings(confirm_failures=2, confirm_days=3)
+    clock = Clock(T0)
+    reports = []
+    with Site(site_routes) as site:
+        for number, day in enumerate((0, 1, 4, 5, 6)):
+            current["scan"] = number
+            clock.now = T0 + timedelta(days=day)
+            result = await scan(site.url("/"), store=store, settings=settings,
+                                options=ScanOptions(depth=0), clock=clock)
+            digest = build_digest(store, result)
+            reports.append({
+                state: {link.url.rsplit("/", 1)[1]: (link.since[:10] if link.since else None)
+                        for link in getattr(digest, state)}
+                for state in ("confirmed", "suspect", "fixed", "flapping")} | {
+                "counts": digest.counts, "earliest": digest.earliest_confirmation,
+                "markdown": to_markdown(digest)})
+    d = [str((T0 + timedelta(days=n)).date()) for n in range(7)]
+    first, second, third, fourth, fifth = reports
+    assert first["suspect"] == {"gone.html": d[0], "flap.html": d[0], "back.html": d[0]}
+    assert first["earliest"][:10] == d[3]  # a second failure 3 days after the first
+    # Day 1: too soon to count; gone.html is still suspect (not "suspect: 0"), since day 0.
+    assert second["suspect"] == {"gone.html": d[0]}
+    assert second["fixed"] == {"flap.html": d[1], "back.html": d[1]}
+    assert second["counts"]["suspect"] == 1
+    assert "can be confirmed from " + d[3] in second["markdown"]
+    # Day 4: confirmed dead (new); flap.html fails again; back.html is plain ok: not listed.
+    assert third["confirmed"] == {"gone.html": d[4]}
+    assert third["counts"]["newly_confirmed"] == 1
+    assert third["suspect"] == {"flap.html": d[4]}
+    assert third["fixed"] == {}
+    # Day 5: still dead (listed, not new); flap.html has switched three times: flapping.
+    assert fourth["confirmed"] == {"gone.html": d[4]}
+    assert fourth["counts"] == {"confirmed": 1, "newly_confirmed": 0, "suspect": 0,
+                                "fixed": 0, "flapping": 1, "still_dead": 1}
+    assert fourth["flapping"] == {"flap.html": d[5]}
+    # Day 6: it keeps flapping: still reported, since day 5.
+    assert fifth["flapping"] == {"flap.html": d[5]}
+    assert "flapping since " + d[5] in fifth["markdown"]
+    assert "confirmed since " + d[4] in fifth["markdown"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import anyio
 import pytest
 
 from pagetrail.cli.main import main
@@ -81,7 +82,7 @@ class _Sink:
     async def report_progress(self, progress: float, total: float | None = None,
                               message: str | None = None) -> None:
         if self.fail:
-            raise RuntimeError("client went away")
+            raise anyio.ClosedResourceError()  # the client went away
         self.calls.append((progress, total, message))
 
 
@@ -95,6 +96,15 @@ async def test_progress_relay_numbers_steps_and_names_stages() -> None:
     assert [c[2] for c in sink.calls] == ["checking: https://example.org/a",
                                           "queries 3/7: stage 1", "ranking 2/2"]
     await ProgressRelay(_Sink(fail=True))("checking", 0, None, "")  # swallowed, not raised
+
+
+async def test_progress_relay_raises_what_is_not_a_client_gone() -> None:
+    class _Broken(_Sink):
+        async def report_progress(self, *args, **kwargs) -> None:
+            raise TypeError("a bug, not a closed stream")
+
+    with pytest.raises(TypeError):
+        await ProgressRelay(_Broken())("checking", 0, None, "")
 
 
 def test_progress_message_is_one_clipped_line() -> None:

@@ -23,6 +23,21 @@ def test_no_generic_top_level_packages_importable() -> None:
         assert spec is None or "site-packages" not in str(spec.origin or ""), name
 
 
+def test_top_level_package_reports_the_installed_version(capsys) -> None:
+    from importlib.metadata import version
+
+    import pagetrail
+    from pagetrail.cli.main import main
+
+    assert pagetrail.__version__ == version("pagetrail")
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pagetrail {version('pagetrail')}"
+    # The checkout's root (on sys.path under `python -m pytest`) must not shadow the mapping.
+    assert not (REPO / "pagetrail").exists()
+
+
 def test_installed_namespace_maps_repository_folders() -> None:
     import pagetrail.store
     import pagetrail.tools
@@ -50,6 +65,7 @@ def test_wheel_contains_only_the_pagetrail_namespace(wheel: Path) -> None:
     assert tops <= {"pagetrail", next(t for t in tops if t.endswith(".dist-info"))}
     assert "pagetrail/store/migrations/versions/0001_initial_schema.py" in names
     assert "pagetrail/store/migrations/script.py.mako" in names
+    assert "pagetrail/__init__.py" in names
     assert not any(n.startswith("pagetrail/tests/") for n in names)
 
 
@@ -70,10 +86,11 @@ def test_wheel_installs_and_runs(wheel: Path, tmp_path: Path) -> None:
            "PAGETRAIL_DATABASE_URL": f"sqlite:///{tmp_path / 'w.db'}"}
     run = subprocess.run(
         [str(venv / "bin" / "python"), "-c",
-         "import pagetrail.tools, sys; print(pagetrail.tools.__file__);"
+         "import pagetrail.tools, sys; print(pagetrail.tools.__file__, pagetrail.__version__);"
          "from pagetrail.cli.main import main; sys.exit(main(['db', 'upgrade']))"],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
     )
     assert run.returncode == 0, run.stderr
     assert str(target) in run.stdout
+    assert "0+unknown" not in run.stdout.split("\n")[0]
     assert "at revision" in run.stdout

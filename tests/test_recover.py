@@ -14,6 +14,7 @@ from pagetrail.store import Store
 from pagetrail.store.picks import record_pick
 from pagetrail.tools.errors import InvalidURL, RefusedAddress
 from pagetrail.tools.output import robust_link
+from pagetrail.tools.queryplan import ALL_METHODS
 from pagetrail.tools.recover import recover
 from pagetrail.tools.urls import same_url
 
@@ -118,12 +119,30 @@ async def test_archive_outage_still_answers_and_says_so(tiny_world, testbed_sett
     assert any(same_url(c.url, tiny_world.moved_to) for c in live(recovery))
 
 
+async def test_one_archive_down_of_two_is_named_in_the_answer(tiny_world, testbed_settings,
+                                                             tb_store):
+    with socket.socket() as probe:  # a port nothing listens on: the first archive is down
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    down = f"http://127.0.0.1:{port}/world"
+    settings = testbed_settings.model_copy(update={
+        "archives": [down, *testbed_settings.archives], "retries": 0})
+    recovery = await recover(tiny_world.moved_from, settings=settings, store=tb_store,
+                             use_cache=False)
+    assert recovery.memento is not None  # the second archive answered
+    errors = [f.error for f in recovery.failures if f.engine == "archive"]
+    assert errors and all(e.startswith(f"unavailable: {down}: ") for e in errors)
+    assert len(errors) == len(set(errors))
+
+
 async def test_search_engine_rate_limiting_still_answers(tiny_world, testbed_settings, tb_store):
     with local_server() as limited:
         limited.routes["/search"] = Answer(429, "slow down", {"Retry-After": "120"})
         settings = testbed_settings.model_copy(update={"searxng_url": limited.base})
+        # Without the archived redirect: that direct evidence would answer before any search.
         recovery = await recover(tiny_world.moved_from, settings=settings, store=tb_store,
-                                 use_cache=False)
+                                 use_cache=False,
+                                 methods=frozenset(ALL_METHODS) - {"REDIRECT"})
     failed = {f.engine for f in recovery.failures}
     assert "searxng" in failed
     assert recovery.answer == "moved"  # the site's own sitemap and the archive still work

@@ -72,3 +72,19 @@ def test_a_malformed_database_url_is_a_named_one_line_error(monkeypatch, capsys,
         assert len(lines) == 1 and lines[0].startswith("pagetrail: config_error: database URL")
         assert "dbpass" not in captured.err + captured.out
         assert "Traceback" not in captured.err
+
+
+def test_readme_documents_every_setting() -> None:
+    """Each Settings field (and the variables read outside it) has its row in the README."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("## Configuration"):readme.index("**Security.**")]
+    documented = set(re.findall(r"`((?:PAGETRAIL|SLACK)_[A-Z_]+)`", section))
+    wanted = {"PAGETRAIL_CONFIG", "PAGETRAIL_DATA_DIR"}
+    for name, field in Settings.model_fields.items():
+        wanted.add(field.validation_alias if isinstance(field.validation_alias, str)
+                   else f"PAGETRAIL_{name.upper()}")
+    assert wanted - documented == set()
+    assert documented - wanted <= {"PAGETRAIL_PYWB_VENV", "PAGETRAIL_TESTBED_INDEX_CACHE"}

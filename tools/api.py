@@ -409,6 +409,65 @@ async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str
                       rejected=pick.rejected, note=pick.note, recorded_at=pick.created_at)
 
 
+class WatchList(BaseModel):
+    channel: str
+    targets: list[str]
+
+
+class WatchChange(BaseModel):
+    channel: str
+    target: str
+    changed: bool  # False: it was already watched (add) or not watched (remove)
+
+
+async def _watch_target(target: str, settings: Settings) -> str:
+    """A page URL, or a site (`example.org`) as its home page; refused like any user URL."""
+    from pagetrail.tools.scanner import resolve_target
+
+    url, _site = resolve_target(target)
+    return await ensure_fetchable(url, settings)
+
+
+async def add_watch(target: str, *, channel: str, by: str = "",
+                    settings: Settings | None = None, store: Any | None = None) -> WatchChange:
+    """Watch `target` for `channel`'s weekly digest (tools.digest.run_digests)."""
+    from pagetrail.store import open_store
+    from pagetrail.store.watches import add_watch as add
+
+    settings = _settings(settings)
+    url = await _watch_target(target, settings)
+    store = store or open_store(settings.database_url)
+    added = await asyncio.to_thread(add, store, channel, url, by=by)
+    return WatchChange(channel=channel, target=url, changed=added)
+
+
+async def remove_watch(target: str, *, channel: str, settings: Settings | None = None,
+                       store: Any | None = None) -> WatchChange:
+    from pagetrail.store import open_store
+    from pagetrail.store.watches import remove_watch as remove
+    from pagetrail.tools.scanner import resolve_target
+
+    settings = _settings(settings)
+    url, _site = resolve_target(target)  # no address check: removing reaches nothing
+    store = store or open_store(settings.database_url)
+    removed = await asyncio.to_thread(remove, store, channel, url)
+    return WatchChange(channel=channel, target=url, changed=removed)
+
+
+async def list_watches(*, channel: str | None = None, settings: Settings | None = None,
+                       store: Any | None = None) -> list[WatchList]:
+    """Each channel's watched targets (only `channel`'s when given)."""
+    from pagetrail.store import open_store
+    from pagetrail.store.watches import list_watches as targets_of
+    from pagetrail.store.watches import watched_channels
+
+    settings = _settings(settings)
+    store = store or open_store(settings.database_url)
+    channels = [channel] if channel else await asyncio.to_thread(watched_channels, store)
+    return [WatchList(channel=name, targets=await asyncio.to_thread(targets_of, store, name))
+            for name in channels]
+
+
 async def scan_page(url: str, *, limit: int = 3, max_links: int = 100,
                     settings: Settings | None = None, store: Any | None = None,
                     max_candidates: int = 3, progress: ProgressFn | None = None) -> PageScan:

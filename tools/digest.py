@@ -1,10 +1,12 @@
 """The link-rot digest: what a scan found, as data (for Slack) and as Markdown or JSON.
 
-`build_digest(store, result)` turns a `ScanResult` into a `ScanDigest`: counts, and the links
-whose state changed — newly confirmed dead, newly suspect, fixed, flapping — each with the
-pages that link to it (anchor text from the link graph). `recover_confirmed` runs the
-recovery pipeline on the newly confirmed dead links within a budget (cached answers and
-people's picks are reused by `recover` through the store). `run_digests` scans every watched
+`build_digest(store, result)` turns a `ScanResult` into a `ScanDigest`: counts, and every link
+in a state worth reporting — confirmed dead (the newly confirmed marked), suspect, fixed,
+flapping — changed in this scan or not, each since when, with the pages that link to it
+(anchor text from the link graph); suspect links say the earliest date they can be
+confirmed. `recover_confirmed` runs the recovery pipeline on confirmed dead links, the newly
+confirmed first, within a budget (cached answers and people's picks are reused by `recover`
+through the store); only confirmed links are recovered, and `recovery_plan` says so. `run_digests` scans every watched
 target once and returns one `ChannelDigest` per channel, recorded as a `DigestRun` that the
 Slack face posts (and marks posted) later.
 """
@@ -14,12 +16,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import zlib
 from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+from lxml.etree import LxmlError
 from pydantic import BaseModel, Field
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 
 from pagetrail.store.db import Store
 from pagetrail.store.linkgraph import backlinks
@@ -39,6 +44,12 @@ log = logging.getLogger(__name__)
 
 MAX_SOURCES = 3  # linking pages shown per link
 MAX_LISTED = 50  # links listed per section (counts stay exact)
+# What scanning a site and digesting it can raise: the web's and the store's failures, and
+# what a hostile site's bytes do to decoders and parsers (a corrupt gzip sitemap: zlib.error,
+# EOFError). One target's such failure is its error in the digest, never the other targets';
+# anything else is a bug and stops the run out loud.
+TARGET_ERRORS = (PagetrailError, SQLAlchemyError, OSError, EOFError, ValueError, LookupError,
+                 zlib.error, LxmlError)
 
 
 class LinkSource(BaseModel):
@@ -64,7 +75,10 @@ class DigestLink(BaseModel):
     previous: str = ""
     failures: int = 0
     found_on: list[LinkSource] = Field(default_factory=list)
+    since: str | None = None  # in this state since (ISO time)
+    confirmable_at: str | None = None  # suspect: the earliest it can be confirmed dead
     recovery: DigestRecovery | None = None
+    recovery_error: str = ""  # the recovery was tried and failed: why
 
 
 class ScanDigest(BaseModel):
@@ -78,18 +92,23 @@ class ScanDigest(BaseModel):
     requests: int
     verdicts: dict[str, int] = Field(default_factory=dict)
     states: dict[str, int] = Field(default_factory=dict)
-    newly_confirmed: list[DigestLink] = Field(default_factory=list)
+    # Every link in each state after this scan (at most MAX_LISTED listed; counts exact).
+    confirmed: list[DigestLink] = Field(default_factory=list)  # the newly confirmed first
+    newly_confirmed: list[DigestLink] = Field(default_factory=list)  # confirmed by this scan
     suspect: list[DigestLink] = Field(default_factory=list)
     fixed: list[DigestLink] = Field(default_factory=list)
     flapping: list[DigestLink] = Field(default_factory=list)
     still_dead: int = 0  # confirmed before this scan and still failing
+    earliest_confirmation: str | None = None  # the first date a suspect link can be confirmed
     error: str = ""
 
     @property
     def counts(self) -> dict[str, int]:
-        return {"newly_confirmed": len(self.newly_confirmed), "suspect": len(self.suspect),
-                "fixed": len(self.fixed), "flapping": len(self.flapping),
-                "still_dead": self.still_dead}
+        states = self.states
+        return {"confirmed": states.get("confirmed", 0),
+                "newly_confirmed": len(self.newly_confirmed),
+                "suspect": states.get("suspect", 0), "fixed": states.get("fixed", 0),
+                "flapping": states.get("flapping", 0), "still_dead": self.still_dead}
 
 
 class ChannelDigest(BaseModel):
@@ -106,38 +125,68 @@ def _link(store: Store, change: LinkChange) -> DigestLink:
                for e in backlinks(store, change.url, limit=MAX_SOURCES)]
     return DigestLink(url=change.url, verdict=change.verdict, status=change.status,
                       reason=change.reason, state=change.after, previous=change.before,
-                      failures=change.failures, found_on=sources)
+                      failures=change.failures, found_on=sources, since=change.since,
+                      confirmable_at=change.confirmable_at)
 
 
 def build_digest(store: Store, result: ScanResult) -> ScanDigest:
-    """The digest of one scan (reads the link graph for the linking pages)."""
-    sections: dict[str, list[DigestLink]] = defaultdict(list)
-    for change in result.changes:
-        section = {"confirmed": "newly_confirmed", "suspect": "suspect", "fixed": "fixed",
-                   "flapping": "flapping"}.get(change.after)
-        if section and len(sections[section]) < MAX_LISTED:
-            sections[section].append(_link(store, change))
+    """The digest of one scan (reads the link graph for the linking pages): every link in a
+    reported state, changed by this scan or not."""
+    by_state: dict[str, list[LinkChange]] = defaultdict(list)
+    for link in result.links:
+        by_state[link.after].append(link)
+    # The newly confirmed first: they are the news, and what recovery takes first.
+    by_state["confirmed"].sort(key=lambda c: (c.before == "confirmed", c.url))
+    sections = {state: [_link(store, c) for c in links[:MAX_LISTED]]
+                for state, links in by_state.items()}
     newly = sum(1 for c in result.changes if c.after == "confirmed")
+    confirmable = [c.confirmable_at for c in by_state["suspect"] if c.confirmable_at]
     return ScanDigest(
         target=result.target, scan_id=result.scan_id, started_at=result.started_at,
         seconds=result.seconds, pages_crawled=result.pages_crawled,
         links_found=result.links_found, urls_checked=result.urls_checked,
         requests=result.requests, verdicts=result.verdicts, states=result.states,
-        still_dead=max(0, result.states.get("confirmed", 0) - newly), **sections,
+        still_dead=max(0, result.states.get("confirmed", 0) - newly),
+        confirmed=sections.get("confirmed", []),
+        newly_confirmed=[link for link in sections.get("confirmed", [])
+                         if link.previous != "confirmed"],
+        suspect=sections.get("suspect", []), fixed=sections.get("fixed", []),
+        flapping=sections.get("flapping", []),
+        earliest_confirmation=min(confirmable) if confirmable else None,
     )
+
+
+def recovery_plan(digest: ScanDigest, limit: int) -> str:
+    """What `recover_confirmed` will do for this digest, and when the rest can follow: only
+    links confirmed dead are recovered (IABot's discipline: repeated failures over days)."""
+    counts = digest.counts
+    todo = min(limit, len(digest.confirmed))
+    plan = (f"Recovering {todo} of {counts['confirmed']} confirmed dead link(s)"
+            + (f" ({counts['newly_confirmed']} newly confirmed)" if counts["newly_confirmed"]
+               else "") + ".")
+    if counts["suspect"]:
+        plan += (f" {counts['suspect']} suspect link(s) are pending confirmation and are "
+                 "not recovered yet")
+        if digest.earliest_confirmation:
+            plan += (f"; the earliest can be confirmed from "
+                     f"{digest.earliest_confirmation[:16].replace('T', ' ')} UTC "
+                     "(scan again then)")
+        plan += "."
+    return plan
 
 
 async def recover_confirmed(digest: ScanDigest, *, store: Store, settings: Settings,
                             limit: int = 10, seconds: float = 300.0) -> int:
-    """Run `recover` on the newly confirmed dead links, at most `limit`, within `seconds`.
+    """Run `recover` on the confirmed dead links (the newly confirmed first), at most
+    `limit`, within `seconds`.
 
-    Returns how many were attempted. A failing recovery is logged and skipped.
+    Returns how many were attempted. A failing recovery is that link's `recovery_error`.
     """
     from pagetrail.tools.recover import recover
 
     deadline = time.monotonic() + seconds
     attempted = 0
-    for link in digest.newly_confirmed[:limit]:
+    for link in digest.confirmed[:limit]:
         if time.monotonic() >= deadline:
             break
         attempted += 1
@@ -148,8 +197,11 @@ async def recover_confirmed(digest: ScanDigest, *, store: Store, settings: Setti
                 anchor=source.anchor if source else None,
                 context=source.context if source else None,
                 settings=settings, store=store), timeout=max(1.0, deadline - time.monotonic()))
-        except (PagetrailError, TimeoutError) as exc:
+        except (PagetrailError, TimeoutError, SQLAlchemyError) as exc:
             log.warning("digest: recovery of %s failed: %s", link.url, exc)
+            link.recovery_error = (f"{type(exc).__name__}: {exc}" if str(exc)
+                                   else "timed out" if isinstance(exc, TimeoutError)
+                                   else type(exc).__name__)[:300]
             continue
         top = answer.candidates[0] if answer.candidates else None
         link.recovery = DigestRecovery(
@@ -167,6 +219,12 @@ def _md_link(link: DigestLink) -> str:
         line += f", {link.failures} failed check{'s' if link.failures != 1 else ''}"
     if link.reason:
         line += f" ({link.reason})"
+    if link.since:
+        line += f", {link.state} since {_day(link.since)}"
+    if link.state == "confirmed" and link.previous != "confirmed":
+        line += " (new)"
+    if link.confirmable_at:
+        line += f", can be confirmed from {_day(link.confirmable_at)}"
     for source in link.found_on:
         anchor = f" “{source.anchor}”" if source.anchor else ""
         line += f"\n  - on {source.page_url}{anchor}"
@@ -176,7 +234,13 @@ def _md_link(link: DigestLink) -> str:
             line += f"\n  - suggested: {r.url} ({r.kind}, confidence {r.confidence:.2f})"
         else:
             line += f"\n  - no replacement found ({r.answer})"
+    elif link.recovery_error:
+        line += f"\n  - recovery failed: {link.recovery_error}"
     return line
+
+
+def _day(iso: str) -> str:
+    return iso[:10]
 
 
 def scan_markdown(digest: ScanDigest) -> str:
@@ -188,16 +252,21 @@ def scan_markdown(digest: ScanDigest) -> str:
     lines.append(
         f"{digest.pages_crawled} pages crawled, {digest.links_found} links, "
         f"{digest.urls_checked} distinct URLs checked in {digest.seconds:.1f} s. "
-        f"Newly dead: {counts['newly_confirmed']}, suspect: {counts['suspect']}, "
-        f"fixed: {counts['fixed']}, flapping: {counts['flapping']}, "
-        f"still dead: {counts['still_dead']}.")
-    titles = (("newly_confirmed", "Confirmed dead (new)"),
-              ("suspect", "Suspect (failed once, not yet confirmed)"),
-              ("fixed", "Fixed"), ("flapping", "Flapping"))
+        f"Confirmed dead: {counts['confirmed']} ({counts['newly_confirmed']} new), "
+        f"suspect: {counts['suspect']}, fixed: {counts['fixed']}, "
+        f"flapping: {counts['flapping']}.")
+    if digest.earliest_confirmation:
+        lines.append(f"Suspect links can be confirmed dead from "
+                     f"{_day(digest.earliest_confirmation)} at the earliest.")
+    titles = (("confirmed", "Confirmed dead"),
+              ("suspect", "Suspect (failing, not yet confirmed)"),
+              ("flapping", "Flapping"), ("fixed", "Fixed"))
     for field_name, title in titles:
         links: list[DigestLink] = getattr(digest, field_name)
+        total = counts[field_name]
         if links:
-            lines += ["", f"### {title}", *(_md_link(link) for link in links)]
+            more = f" (first {len(links)} of {total})" if total > len(links) else ""
+            lines += ["", f"### {title}{more}", *(_md_link(link) for link in links)]
     return "\n".join(lines) + "\n"
 
 
@@ -247,27 +316,24 @@ def _record_run(store: Store, digest: ChannelDigest, at: datetime) -> int:
 async def _target_digest(store: Store, target: str, *, settings: Settings,
                          options: ScanOptions | None, clock: Clock, recover: bool,
                          recover_limit: int, recover_seconds: float) -> ScanDigest:
-    """Scan one watched target and digest it. Its failure, whatever it is, is this target's
+    """Scan one watched target and digest it. Its failure (TARGET_ERRORS) is this target's
     error in the digest, never the other targets' (nor every channel's). Cancellation and
-    Ctrl-C are not caught: they are BaseExceptions, not Exceptions."""
+    Ctrl-C are not caught."""
     result: ScanResult | None = None
     try:
         result = await scan(target, store=store, settings=settings, options=options,
                             clock=clock)
         digest = await asyncio.to_thread(build_digest, store, result)
-    except Exception as exc:
+    except TARGET_ERRORS as exc:
         stage = "scan" if result is None else "digest"
         if isinstance(exc, PagetrailError):
             log.warning("digest: %s of %s failed: %s", stage, target, exc)
         else:
             log.exception("digest: %s of %s failed", stage, target)
         return _failed_digest(target, exc, clock(), result)
-    if recover:
-        try:
-            await recover_confirmed(digest, store=store, settings=settings,
-                                    limit=recover_limit, seconds=recover_seconds)
-        except Exception:  # recovery is extra: the scan's digest stands without it
-            log.exception("digest: recovering dead links of %s failed", target)
+    if recover:  # each link's failure is its own `recovery_error`
+        await recover_confirmed(digest, store=store, settings=settings,
+                                limit=recover_limit, seconds=recover_seconds)
     return digest
 
 

@@ -340,6 +340,13 @@ def _base_url(root: lxml.html.HtmlElement, url: str) -> str:
 # Public API
 
 
+# What trafilatura raises on junk input (lxml's parser errors, and its own code tripping over
+# trees it did not foresee). An ImportError (a missing dependency) is not among them: it
+# must fail the recovery out loud, not pass as a page without text.
+_EXTRACTION_ERRORS = (etree.LxmlError, ValueError, TypeError, AttributeError, LookupError,
+                      RecursionError)
+
+
 def main_text(html_text: str, url: str = "") -> str:
     """Boilerplate-free text of the page (trafilatura), '' when it finds nothing."""
     import trafilatura  # here: ~0.15 s to import, and crawlers (extract_links) never need it
@@ -350,7 +357,7 @@ def main_text(html_text: str, url: str = "") -> str:
     try:
         text = trafilatura.extract(html_text, url=url or None, include_comments=False,
                                    include_tables=True, favor_recall=True, deduplicate=False)
-    except Exception as exc:  # trafilatura raises a zoo of parser errors on junk input
+    except _EXTRACTION_ERRORS as exc:
         log.debug("trafilatura failed on %s: %s", url, exc)
         return ""
     return (text or "")[:MAX_TEXT_CHARS]

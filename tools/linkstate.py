@@ -116,6 +116,25 @@ def _after_success(state: LinkState, history: str) -> dict[str, object]:
     return {**cleared, "state": "ok"}
 
 
+def since(state: LinkState) -> datetime | None:
+    """Since when the link has been in its state: the first failure of a suspect streak,
+    the confirmation of a dead link, the change to fixed or flapping."""
+    if state.state == "suspect":
+        return state.first_failed_at or state.changed_at
+    if state.state == "confirmed":
+        return state.confirmed_at or state.changed_at
+    return state.changed_at
+
+
+def earliest_confirmation(state: LinkState, policy: Policy) -> datetime | None:
+    """The first moment a suspect link can be confirmed dead: each failure still missing
+    must come at least `policy.days` after the previous counted one. None unless suspect."""
+    if state.state != "suspect" or not state.counted:
+        return None
+    missing = max(1, policy.failures - len(state.counted))
+    return state.counted[-1] + timedelta(days=policy.days) * missing
+
+
 def is_newly_confirmed(before: LinkState, after: LinkState) -> bool:
     return after.state == "confirmed" and before.state != "confirmed"
 

@@ -70,6 +70,16 @@ class _ArchiveDown(Exception):
     """The archive failed to answer (network error, 5xx, 429)."""
 
 
+def _note_down(endpoint: ArchiveEndpoint, exc: _ArchiveDown,
+               unavailable: list[str] | None) -> None:
+    """One archive of several did not answer: logged, and told to the caller that asked."""
+    log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
+    if unavailable is not None:
+        note = f"{endpoint.prefix}: {exc}"
+        if note not in unavailable:
+            unavailable.append(note)
+
+
 # ---------------------------------------------------------------------------------------
 # Endpoints and timestamps
 
@@ -501,9 +511,11 @@ async def list_mementos(url: str, fetcher: Fetcher,
 
 async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = None,
                         settings: Settings | None = None,
-                        listings: CaptureListings | None = None) -> Memento | None:
+                        listings: CaptureListings | None = None,
+                        unavailable: list[str] | None = None) -> Memento | None:
     """The best raw archived copy of `url` (closest before `at`), parsed; None if none.
-    `listings` shares capture listings with other lookups of the same recovery."""
+    `listings` shares capture listings with other lookups of the same recovery; each
+    archive that did not answer is added to `unavailable` ("<prefix>: <why>")."""
     url = validate_url(url)
     settings = settings or get_settings()
     answered = 0
@@ -511,7 +523,7 @@ async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = Non
         try:
             memento = await _memento_from(endpoint, url, fetcher, at, listings)
         except _ArchiveDown as exc:
-            log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
+            _note_down(endpoint, exc, unavailable)
             continue
         answered += 1
         if memento is not None:
@@ -559,8 +571,10 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
 async def archived_redirects(url: str, fetcher: Fetcher,
                              settings: Settings | None = None,
                              listings: CaptureListings | None = None,
+                             unavailable: list[str] | None = None,
                              ) -> list[ArchivedRedirect]:
-    """Captures of `url` that redirect elsewhere, newest first, one per target."""
+    """Captures of `url` that redirect elsewhere, newest first, one per target (archives
+    that did not answer are added to `unavailable`, as by fetch_memento)."""
     url = validate_url(url)
     settings = settings or get_settings()
     found: dict[str, ArchivedRedirect] = {}
@@ -569,7 +583,7 @@ async def archived_redirects(url: str, fetcher: Fetcher,
         try:
             captures = await _listing(endpoint, url, fetcher, listings) or []
         except _ArchiveDown as exc:
-            log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
+            _note_down(endpoint, exc, unavailable)
             continue
         answered += 1
         # A TimeMap says nothing of statuses: then look at the newest few captures.

@@ -11,7 +11,6 @@ Every failure of a source (archive down, engine rate-limiting) is recorded in th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import inspect
 import json
@@ -20,7 +19,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from pagetrail.tools.anchor import anchor_info
 from pagetrail.tools.document import link_context, looks_like_error_page, parse_document
@@ -31,6 +32,7 @@ from pagetrail.tools.errors import PagetrailError, RefusedAddress
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.memento import CaptureListings, archived_redirects, fetch_memento
 from pagetrail.tools.models import (
+    ArchivedRedirect,
     Candidate,
     CheckResult,
     EngineFailure,
@@ -99,6 +101,7 @@ class _Run:
     timings: dict[str, float] = field(default_factory=dict)  # seconds spent per stage
     host_silent: bool = False  # the dead URL's host never answered (timeout)
     listings: CaptureListings = field(default_factory=CaptureListings)  # one CDX call a run
+    archived_redirects: list[ArchivedRedirect] = field(default_factory=list)
     _stage: tuple[str, float] | None = None
 
     def enter(self, stage: str) -> None:
@@ -165,8 +168,10 @@ async def recover(
     budget = budget or Budget.from_settings(settings)
     key = request_key(url, source=source_url, anchor=anchor, context=context,
                       date=link_date, methods=sorted(methods) if methods else None)
+    store_failures: list[EngineFailure] = []
     if store is not None and use_cache:
-        cached = await asyncio.to_thread(_cached_answer, store, url, key)
+        cached = await _stored(store_failures, "cached answer", None, _cached_answer,
+                               store, url, key)
         if cached is not None:
             return cached
     started = time.monotonic()
@@ -176,7 +181,8 @@ async def recover(
     try:
         if own_fetcher:
             await fetcher.__aenter__()
-        run = _Run(url, settings, fetcher, budget, methods, progress)
+        run = _Run(url, settings, fetcher, budget, methods, progress,
+                   failures=store_failures)
         recovery = await _recover(run, source_url=source_url, anchor=anchor or "",
                                   context=context or "", link_date=link_date, store=store)
     finally:
@@ -185,11 +191,58 @@ async def recover(
     recovery.requests = fetcher.requests - requests_before
     recovery.seconds = round(time.monotonic() - started, 3)
     if store is not None:
-        await asyncio.to_thread(_remember, store, url, key, recovery, {
-            "source_url": source_url, "anchor": anchor, "context": context,
-            "link_date": link_date.isoformat() if link_date else None,
-        })
+        # Learn (FABLE): what this recovery saw move teaches the site's rewrite rules.
+        for old_url, new_url, source in learned_moves(recovery, run.archived_redirects):
+            await _stored(recovery.failures, f"recording the {source}", None,
+                          _record_move, store, old_url, new_url, source)
+        await _stored(recovery.failures, "remembering the answer", None, _remember,
+                      store, url, key, recovery, {
+                          "source_url": source_url, "anchor": anchor, "context": context,
+                          "link_date": link_date.isoformat() if link_date else None,
+                      })
     return recovery
+
+
+T = TypeVar("T")
+
+
+async def _stored(failures: list[EngineFailure], what: str, default: T,
+                  call: Callable[..., T], *args: Any) -> T:
+    """A store call in a thread; a database failure is the answer's named partial failure
+    (`store`), never a crash of the recovery nor a silent gap."""
+    try:
+        return await asyncio.to_thread(call, *args)
+    except SQLAlchemyError as exc:
+        log.warning("store failed while %s: %s", what, exc)
+        failures.append(EngineFailure(engine="store",
+                                      error=f"{what}: {type(exc).__name__}: {exc}"[:500]))
+        return default
+
+
+def learned_moves(recovery: Recovery, archived: Sequence[ArchivedRedirect],
+                  ) -> list[tuple[str, str, str]]:
+    """(old URL, new URL, move source) that this recovery observed: a permanent live
+    redirect of the dead URL, its archived redirects, and a confirmed move (a moved
+    candidate of confidence ≥ CONFIRM_CONFIDENCE). Pure; the sources are store.moves'."""
+    moves: list[tuple[str, str, str]] = []
+    if recovery.answer == "redirected" and recovery.check and recovery.check.final_url:
+        moves.append((recovery.url, recovery.check.final_url, "live redirect"))
+    moves += [(r.original_url, r.target_url, "archived redirect") for r in archived]
+    top = next((c for c in recovery.candidates if c.kind != "archived"), None)
+    if (recovery.answer == "moved" and top is not None and top.kind == "moved"
+            and top.confidence >= CONFIRM_CONFIDENCE):
+        moves.append((recovery.url, top.url, "confirmed recovery"))
+    return moves
+
+
+def _record_move(store: Any, old_url: str, new_url: str, source: str) -> None:
+    from pagetrail.store.moves import record_move
+    from pagetrail.tools.errors import InvalidURL
+
+    try:
+        record_move(store, old_url, new_url, source=source)
+    except InvalidURL as exc:  # an archive's Location no URL parser accepts: no evidence
+        log.info("move %s → %s not recorded: %s", old_url, new_url, exc)
 
 
 async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: str,
@@ -200,6 +253,7 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
     check = await check_link(run.url, run.fetcher, settings=run.settings)
     early = _answer_for_live(run.url, check)
     if early is not None:
+        early.failures.extend(run.failures)  # the store's, if its cache could not be read
         return early
     run.host_silent = _silent(check)
 
@@ -221,17 +275,20 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
     evidence: dict[str, object] = {"lang": lang}
 
     # Direct candidates first: picks, archived redirects, the site's inferred rewrite rules.
-    picks, rejected = await asyncio.to_thread(_picks, store, run.url) if store else ({}, set())
+    picks, rejected = await _stored(run.failures, "reading picks", ([], set()), _picks,
+                                    store, run.url) if store else ([], set())
     for chosen in picks:
         run.add_hit("PICK", Hit(url=chosen, rank=1, engine="store"))
+    run.archived_redirects = list(redirects)
     if run.allowed("REDIRECT"):
         for i, redirect in enumerate(redirects, 1):
             run.add_hit("REDIRECT", Hit(url=redirect.target_url, rank=i, engine="archive"))
         evidence["archived_redirects"] = [r.target_url for r in redirects]
     rule_support: dict[str, float] = {}
     if store is not None and run.allowed("INFER"):
-        for proposal_url, support in await asyncio.to_thread(
-                _inferred, store, run.url, document.title if document else ""):
+        for proposal_url, support in await _stored(
+                run.failures, "reading known moves", [], _inferred, store, run.url,
+                document.title if document else ""):
             run.add_hit("INFER", Hit(url=proposal_url, rank=1, engine="rules"))
             rule_support[normalize_url(proposal_url)] = support
 
@@ -256,7 +313,7 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
                                           error=f"stopped after {run.budget.seconds:.0f} s"))
         ranked = await _rank(run, reference)
     ranked = [c for c in ranked if normalize_url(c.url) not in rejected]
-    recovery = _answer(run, check, memento, ranked, anchor_facts, evidence, store)
+    recovery = _answer(run, check, memento, ranked, anchor_facts, evidence)
     if check.verdict == "transient":
         recovery.reason = ("the link did not answer (timeout): it may only be down for now; "
                            + recovery.reason)
@@ -316,22 +373,39 @@ def _silent(check: CheckResult) -> bool:
 
 
 async def _memento(run: _Run, at: datetime | None) -> Memento | None:
+    down: list[str] = []
     try:
         return await fetch_memento(run.url, run.fetcher, at=at, settings=run.settings,
-                                   listings=run.listings)
+                                   listings=run.listings, unavailable=down)
     except PagetrailError as exc:
-        run.failures.append(EngineFailure(engine="archive", error=f"{exc.code}: {exc}"))
+        _archive_failure(run, f"{exc.code}: {exc}")
         return None
+    finally:
+        for note in down:
+            _archive_failure(run, f"unavailable: {note}")
 
 
 async def _archived_redirects(run: _Run) -> list[Any]:
     if not run.allowed("REDIRECT"):
         return []
+    down: list[str] = []
     try:
-        return await archived_redirects(run.url, run.fetcher, run.settings, run.listings)
+        return await archived_redirects(run.url, run.fetcher, run.settings, run.listings,
+                                        unavailable=down)
     except PagetrailError as exc:
-        run.failures.append(EngineFailure(engine="archive", error=f"{exc.code}: {exc}"))
+        _archive_failure(run, f"{exc.code}: {exc}")
         return []
+    finally:
+        for note in down:
+            _archive_failure(run, f"unavailable: {note}")
+
+
+def _archive_failure(run: _Run, error: str) -> None:
+    """An archive's failure, once per recovery (the memento and redirect lookups share
+    the archives)."""
+    failure = EngineFailure(engine="archive", error=error[:500])
+    if failure not in run.failures:
+        run.failures.append(failure)
 
 
 async def _source_page(run: _Run, source_url: str | None) -> bytes | None:
@@ -405,6 +479,13 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
     site = site_of(run.url)
     after = memento.datetime if memento else link_date
     search_context = SearchContext(dead_url=run.url, after=after)
+
+    # Direct evidence first (picks, archived redirects, the site's rewrite rules): when it is
+    # already a verified move, no search engine is asked at all.
+    if run.candidates:
+        ranked = await _rank(run, reference)
+        if _confirmed(ranked, reference):
+            return ranked
 
     # Stage 0: the site itself (moves within a site are the most common case).
     site_query = qe.title or qe.anchor or " ".join(qe.url_terms)
@@ -530,7 +611,7 @@ async def _fetch_candidates(run: _Run) -> None:
 
 
 def _answer(run: _Run, check: CheckResult, memento: Memento | None, ranked: list[Candidate],
-            anchor_facts: Any, evidence: dict[str, object], store: Any | None) -> Recovery:
+            anchor_facts: Any, evidence: dict[str, object]) -> Recovery:
     ranked = [c for c in ranked if c.kind != "archived"]
     # Fig. 8 of Martinez-Romo & Araujo: a one-common-word anchor without an archived copy
     # to verify against is not enough to recommend anything.
@@ -556,11 +637,6 @@ def _answer(run: _Run, check: CheckResult, memento: Memento | None, ranked: list
         answer = "none"
         reason = ("the anchor alone is too weak and there is no archived copy to verify"
                   if weak_anchor else "no archived copy and no live page fits")
-    if top is not None and top.kind == "moved" and top.confidence >= 0.9 and store is not None:
-        with contextlib.suppress(Exception):
-            from pagetrail.store.moves import record_move
-
-            record_move(store, run.url, top.url, source="recovery")
     return Recovery(
         url=run.url, check=check, answer=answer, reason=reason, memento=memento,
         evidence=evidence, queries=run.queries, candidates=candidates, failures=run.failures,
@@ -629,11 +705,7 @@ def _inferred(store: Any, url: str, title: str) -> list[tuple[str, float]]:
     moves = [KnownMove(m.old_url, m.new_url, source=m.source) for m in moves_for_site(store, url)]
     if not moves:
         return []
-    try:
-        inference = infer_aliases(moves, url, title=title or None)
-    except Exception:  # inference is an optimisation: never fail a recovery over it
-        log.exception("alias inference failed for %s", url)
-        return []
+    inference = infer_aliases(moves, url, title=title or None)
     # Proposals are verified like every candidate (fetched, ranked); confident rules weigh more.
     return [(p.url, p.quality if p.confident else p.quality / 2)
             for p in inference.proposals[:3]]

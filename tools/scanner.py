@@ -71,7 +71,13 @@ from pagetrail.tools.errors import (
 )
 from pagetrail.tools.fetch import Fetcher, Response
 from pagetrail.tools.hostprobe import SiblingProber, assess, judge, may_need_sibling
-from pagetrail.tools.linkstate import LinkState, Policy, advance
+from pagetrail.tools.linkstate import (
+    LinkState,
+    Policy,
+    advance,
+    earliest_confirmation,
+)
+from pagetrail.tools.linkstate import since as state_since
 from pagetrail.tools.models import CheckResult, Link
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import site_of, validate_url
@@ -117,6 +123,8 @@ class LinkChange:
     after: str
     failures: int = 0
     first_failed_at: str | None = None
+    since: str | None = None  # since when it is in state `after` (ISO time)
+    confirmable_at: str | None = None  # a suspect link: the earliest it can be confirmed
 
 
 @dataclass
@@ -134,14 +142,19 @@ class ScanResult:
     verdicts: dict[str, int]
     states: dict[str, int]  # state after this scan, per checked URL
     changes: list[LinkChange] = field(default_factory=list)  # URLs whose state changed
+    # Every checked URL in a state worth reporting (REPORTED_STATES), changed or not: a link
+    # still suspect, still dead or still flapping is reported each scan, with since-when.
+    links: list[LinkChange] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def summary(self) -> dict[str, Any]:
-        """to_dict() without `changes`: the counts a finished scan keeps (a first scan of a
-        site changes every URL's state; deep-copying that list only to drop it is costly)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "changes"}
+        """to_dict() without `changes` and `links`: the counts a finished scan keeps (a first
+        scan of a site changes every URL's state; deep-copying that list only to drop it is
+        costly)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("changes", "links")}
 
 
 # --- pure helpers ---------------------------------------------------------------------------
@@ -541,14 +554,19 @@ class Scanner:
         result = await asyncio.to_thread(
             summarize, self.store, self.scan_id, target=self.seed, resumed=self.resumed,
             started_at=started_at, finished_at=self.clock(),
-            seconds=time.monotonic() - started, requests=requests)
+            seconds=time.monotonic() - started, requests=requests,
+            policy=Policy.from_settings(self.settings))
         await asyncio.to_thread(finish_scan, self.store, self.scan_id, result.summary(),
                                 at=self.clock())
         return result
 
 
+REPORTED_STATES = frozenset({"suspect", "confirmed", "fixed", "flapping"})
+
+
 def summarize(store: Store, scan_id: str, *, target: str, resumed: bool, started_at: datetime,
-              finished_at: datetime, seconds: float, requests: int) -> ScanResult:
+              finished_at: datetime, seconds: float, requests: int,
+              policy: Policy | None = None) -> ScanResult:
     """The scan's report, from what the store holds for it (complete after a resume)."""
     from pagetrail.store.models import LinkEdge
     from pagetrail.store.scans import ScanPage
@@ -572,23 +590,49 @@ def summarize(store: Store, scan_id: str, *, target: str, resumed: bool, started
             chunk = list(pages[start:start + 500])
             edges += connection.execute(select(func.count()).select_from(LinkEdge.__table__)
                                         .where(edge_table.page_url.in_(chunk))).scalar_one()
+    reported: list[LinkChange] = []
     for url, verdict, status, evidence in rows:
         verdicts[verdict] += 1
         state = (evidence or {}).get("state") or {}
         after = str(state.get("after", "new"))
         before = str(state.get("before", "new"))
         states[after] += 1
-        if after != before:
-            changes.append(LinkChange(url=url, verdict=verdict, status=status,
-                                      reason=str((evidence or {}).get("reason", "")),
-                                      before=before, after=after,
-                                      failures=int(state.get("failures", 0))))
+        if after != before or after in REPORTED_STATES:
+            link = LinkChange(url=url, verdict=verdict, status=status,
+                              reason=str((evidence or {}).get("reason", "")),
+                              before=before, after=after,
+                              failures=int(state.get("failures", 0)))
+            if after != before:
+                changes.append(link)
+            if after in REPORTED_STATES:
+                reported.append(link)
+    _add_since(store, reported, policy or Policy())
     changes.sort(key=lambda c: (c.after, c.url))
+    reported.sort(key=lambda c: (c.after, c.url))
     return ScanResult(scan_id=scan_id, target=target, resumed=resumed,
                       started_at=started_at.isoformat(), finished_at=finished_at.isoformat(),
                       seconds=round(seconds, 3), pages_crawled=len(pages), links_found=edges,
                       urls_checked=len(rows), requests=requests, verdicts=dict(verdicts),
-                      states=dict(states), changes=changes)
+                      states=dict(states), changes=changes, links=reported)
+
+
+def _add_since(store: Store, links: list[LinkChange], policy: Policy) -> None:
+    """Fill each link's since-when and, if suspect, its earliest confirmation, from the
+    link states the scan left (the latest: this scan's)."""
+    from pagetrail.store.scans import load_state_rows
+
+    with store.session() as s:
+        rows = load_state_rows(s, [link.url for link in links])
+    for link in links:
+        row = rows.get(link.url)
+        if row is None or row["state"] != link.after:
+            continue  # a later scan moved it on: this report keeps what it saw
+        state = _state_of(row)
+        moment, confirmable = state_since(state), earliest_confirmation(state, policy)
+        link.since = moment.isoformat() if moment else None
+        link.first_failed_at = (state.first_failed_at.isoformat()
+                                if state.first_failed_at else None)
+        link.confirmable_at = confirmable.isoformat() if confirmable else None
 
 
 async def scan(target: str, *, store: Store, settings: Settings | None = None,

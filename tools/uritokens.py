@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import logging
 import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -32,6 +33,7 @@ from urllib.parse import unquote, urlsplit
 
 from pagetrail.tools.errors import InvalidURL
 
+log = logging.getLogger(__name__)
 Method = Literal["tokens", "allgrams_tokens", "allgrams_uri"]
 METHODS: tuple[Method, ...] = ("tokens", "allgrams_tokens", "allgrams_uri")
 
@@ -165,15 +167,17 @@ def _decode_punycode(host: str) -> str:
 @lru_cache(maxsize=65536)
 def public_suffix(host: str) -> str:
     """The ICANN public suffix of `host` ("edu", "co.uk"); "" if none is known."""
-    try:
-        from tld import get_tld
+    from tld import get_tld
+    from tld.exceptions import TldImproperlyConfigured, TldIOError
 
+    try:
         found = get_tld(host, fix_protocol=True, as_object=True, fail_silently=True,
                         search_private=False)
-        if found is not None:
-            return str(found.tld)
-    except Exception:  # tld missing or its list unreadable: fall back to the last label
-        pass
+    except (TldIOError, TldImproperlyConfigured):  # its suffix list unreadable
+        log.warning("public suffix list unreadable; using the last label of %s", host)
+        found = None
+    if found is not None:
+        return str(found.tld)
     labels = host.split(".")
     return labels[-1] if len(labels) > 1 and labels[-1].isalpha() else ""
 

@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from pydantic import ValidationError
 from sqlalchemy import delete, select
+from sqlalchemy.exc import SQLAlchemyError
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -42,6 +44,10 @@ log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 500  # longer "queries" are pasted text: APIs reject or truncate them
 MAX_LIMIT = 100
 MAX_RETRY_WAIT = 30.0  # a Retry-After longer than this is a failure now, not a wait
+# Engines turn what they expect into PagetrailErrors; these are what an engine's own parsing
+# raises on an answer it did not foresee (a missing key, a null, a wrong type). Reported as
+# that engine's `internal` failure. An ImportError or a NameError is not: it fails loudly.
+ENGINE_BUGS = (LookupError, TypeError, AttributeError, ValueError)
 
 
 def backoff(attempt: int) -> float:
@@ -82,6 +88,10 @@ class SearchOutcome:
     def all_hits(self) -> list[Hit]:
         """Every engine's hits, engine after engine (each keeps its own rank)."""
         return [hit for hits in self.hits.values() for hit in hits]
+
+
+def _store_failure(what: str, exc: Exception) -> EngineFailure:
+    return EngineFailure(engine="store", error=f"{what}: {type(exc).__name__}")
 
 
 class SearchService:
@@ -143,7 +153,8 @@ class SearchService:
         if not query:
             return outcome  # nothing to ask
         answers = await asyncio.gather(
-            *(self._one(engine, query, site, limit, context) for engine in chosen)
+            *(self._one(engine, query, site, limit, context, outcome.failures)
+              for engine in chosen)
         )
         for engine, (hits, cached, failure) in zip(chosen, answers, strict=True):
             if failure is not None:
@@ -155,10 +166,10 @@ class SearchService:
         return outcome
 
     async def _one(self, engine: Engine, query: str, site: str | None, limit: int,
-                   context: SearchContext | None,
+                   context: SearchContext | None, failures: list[EngineFailure],
                    ) -> tuple[list[Hit], bool, EngineFailure | None]:
         scope = cache_scope(engine, site, limit, context)
-        cached = await self._cache_get(engine.name, query, scope)
+        cached = await self._cache_get(engine.name, query, scope, failures)
         if cached is not None:
             return cached, True, None
         try:
@@ -167,11 +178,15 @@ class SearchService:
             message = redact(str(exc), self.secrets)
             log.warning("search engine %s failed: %s", engine.name, message)
             return [], False, EngineFailure(engine=engine.name, error=f"{exc.code}: {message}")
-        except Exception as exc:  # an engine bug must not sink the other engines
+        except SQLAlchemyError as exc:  # the local index lives in the store
+            log.warning("search engine %s: store failed: %s", engine.name, exc)
+            return [], False, EngineFailure(engine=engine.name,
+                                            error=f"store: {type(exc).__name__}")
+        except ENGINE_BUGS as exc:  # one engine's bug must not sink the other engines
             log.exception("search engine %s crashed", engine.name)
             return [], False, EngineFailure(engine=engine.name,
                                             error=f"internal: {type(exc).__name__}")
-        await self._cache_put(engine.name, query, scope, hits)
+        await self._cache_put(engine.name, query, scope, hits, failures)
         return hits, False, None
 
     # --- retries ----------------------------------------------------------------------------
@@ -223,13 +238,15 @@ class SearchService:
 
     # --- cache ------------------------------------------------------------------------------
 
-    async def _cache_get(self, engine: str, query: str, scope: str) -> list[Hit] | None:
+    async def _cache_get(self, engine: str, query: str, scope: str,
+                         failures: list[EngineFailure]) -> list[Hit] | None:
         if self.store is None:
             return None
         try:
             return await asyncio.to_thread(self._cache_get_sync, engine, query, scope)
-        except Exception:  # a cache that cannot be read is a miss, not a failure
-            log.warning("search cache read failed", exc_info=True)
+        except (SQLAlchemyError, ValidationError) as exc:  # unreadable: a miss, said so
+            log.warning("search cache read failed: %s", exc)
+            failures.append(_store_failure("search cache read", exc))
             return None
 
     def _cache_get_sync(self, engine: str, query: str, scope: str) -> list[Hit] | None:
@@ -246,13 +263,15 @@ class SearchService:
                 return None
             return [Hit.model_validate(item) for item in row.hits]
 
-    async def _cache_put(self, engine: str, query: str, scope: str, hits: list[Hit]) -> None:
+    async def _cache_put(self, engine: str, query: str, scope: str, hits: list[Hit],
+                         failures: list[EngineFailure]) -> None:
         if self.store is None or self.settings.search_cache_ttl <= 0:
             return
         try:
             await asyncio.to_thread(self._cache_put_sync, engine, query, scope, hits)
-        except Exception:
-            log.warning("search cache write failed", exc_info=True)
+        except SQLAlchemyError as exc:  # the hits stand; only the next search pays again
+            log.warning("search cache write failed: %s", exc)
+            failures.append(_store_failure("search cache write", exc))
 
     def _cache_put_sync(self, engine: str, query: str, scope: str, hits: list[Hit]) -> None:
         assert self.store is not None

@@ -100,7 +100,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 def _die_with_parent() -> None:
     """In the child before exec: SIGKILL it if the testbed process dies (Linux), so even a
     killed runner leaves no pywb behind."""
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(OSError, AttributeError):  # no libc.so.6 or no prctl: not Linux
         import ctypes
 
         pr_set_pdeathsig = 1
@@ -137,6 +137,11 @@ class PywbArchive:
     @property
     def collection_url(self) -> str:
         return f"{self.base_url}/{self.world.archive_collection}"
+
+    @property
+    def running(self) -> bool:
+        """pywb was started and its process has not exited."""
+        return self._process is not None and self._process.poll() is None
 
     async def start(self) -> None:
         venv = await asyncio.to_thread(ensure_pywb_venv, self.venv)

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 from pagetrail.tools.settings import Settings
 from pagetrail.tools.testbed.archive import PywbArchive
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 
 SEARCH_ENGINES = "site,cdx,searxng,local"
 LOOPBACK_HOSTS = "127.0.0.1,localhost"
+PROBE_SECONDS = 2.0  # a loopback service that takes longer to accept is as good as down
 
 
 class Testbed:
@@ -136,6 +138,26 @@ class Testbed:
         await self._search.start(self.host, self._port(1))
         log.info("testbed %s up: proxy %s, archive %s, search %s", self.world.name,
                  self.proxy_url, self.archive_url, self.search_url)
+
+    async def down(self) -> list[str]:
+        """The world's services that no longer answer, named with their address (empty while
+        all answer): a run that used them can tell its answers from an outage's."""
+        services = {"the archive (pywb)": self.archive_url, "the live web (proxy)":
+                    self.proxy_url, "the search engine": self.search_url}
+        down = []
+        for name, url in services.items():
+            parts = urlsplit(url)
+            try:
+                async with asyncio.timeout(PROBE_SECONDS):
+                    _reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+                writer.close()
+                answered = True
+            except (OSError, TimeoutError):
+                answered = False
+            if not answered or (self._archive is not None and url == self.archive_url
+                                and not self._archive.running):
+                down.append(f"{name} at {url}")
+        return down
 
     def _port(self, offset: int) -> int:
         return self.port_base + offset if self.port_base else 0

@@ -36,7 +36,7 @@ FTS_STATEMENTS = [
 def _sqlite_has_fts5(bind) -> bool:
     try:
         rows = bind.exec_driver_sql("PRAGMA compile_options").fetchall()
-    except Exception:
+    except sa.exc.DBAPIError:  # an SQLite too old for PRAGMA compile_options
         return False
     return any("ENABLE_FTS5" in str(row[0]) for row in rows)
 
