@@ -9,6 +9,8 @@ import pytest
 
 from pagetrail.cli.main import main
 from pagetrail.store.db import create_db_engine
+from pagetrail.tools.engines.brave import BraveSettings
+from pagetrail.tools.engines.google import GoogleSettings
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.settings import Settings, mask_url
 
@@ -86,5 +88,9 @@ def test_readme_documents_every_setting() -> None:
     for name, field in Settings.model_fields.items():
         wanted.add(field.validation_alias if isinstance(field.validation_alias, str)
                    else f"PAGETRAIL_{name.upper()}")
+    # Engines own their settings (plugins): the built-ins' are documented too.
+    for engine_settings in (BraveSettings, GoogleSettings):
+        prefix = engine_settings.model_config["env_prefix"]
+        wanted |= {f"{prefix}{name.upper()}" for name in engine_settings.model_fields}
     assert wanted - documented == set()
     assert documented - wanted <= {"PAGETRAIL_PYWB_VENV", "PAGETRAIL_TESTBED_INDEX_CACHE"}
