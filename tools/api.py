@@ -13,7 +13,6 @@ candidate pages is untrusted: it stays in data fields, clipped (`clip_document`)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,7 +39,7 @@ from pagetrail.tools.models import (
     Signature,
     Tag,
 )
-from pagetrail.tools.netguard import AddressGuard
+from pagetrail.tools.netguard import ensure_fetchable
 from pagetrail.tools.recover import Budget, ProgressFn
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import validate_url
@@ -131,16 +130,6 @@ class PickResult(BaseModel):
 # ------------------------------------------------------------------------ helpers
 
 
-async def ensure_fetchable(url: str, settings: Settings) -> str:
-    """Validate `url` and refuse private/loopback/metadata targets (RefusedAddress).
-
-    A name that does not resolve is left to the engine: dead hosts are what we recover."""
-    url = validate_url(url)
-    with contextlib.suppress(FetchFailed):
-        await AddressGuard(settings).check_url(url)
-    return url
-
-
 def clip_document(document: Document | None, max_text_chars: int = MAX_TEXT_CHARS,
                   ) -> Document | None:
     """A copy fit to hand out: text clipped, outgoing links dropped (they are many)."""
@@ -224,7 +213,7 @@ async def fetch_memento(url: str, *, at: datetime | None = None,
     """The archived copy of `url` closest before `at` (default: the newest good one).
     Raises NoMemento when no archive holds a usable copy."""
     settings = _settings(settings)
-    url = validate_url(url)
+    url = await ensure_fetchable(url, settings)
     from pagetrail.tools.memento import fetch_memento as fetch
 
     async with Fetcher(settings) as fetcher:
@@ -275,9 +264,9 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
     if memento_parts is not None:
         url, at = memento_parts
         source = "archive"
+    url = await ensure_fetchable(url, settings)
     async with Fetcher(settings) as fetcher:
         if source == "live":
-            url = await ensure_fetchable(url, settings)
             document = await live_document(url, fetcher)
         else:
             memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
@@ -295,7 +284,7 @@ async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:
     from pagetrail.tools.tags import get_tags as tags_of
 
     settings = _settings(settings)
-    url = validate_url(url)
+    url = await ensure_fetchable(url, settings)
     async with Fetcher(settings) as fetcher:
         try:
             memento = await fetch(url, fetcher, settings=settings)
@@ -351,7 +340,7 @@ async def rank_candidates(candidate_urls: Sequence[str], *, reference_url: str |
     if not reference_url and not (reference_text or "").strip():
         raise InvalidArgument("give reference_url (its archived copy is the reference) or "
                          "reference_text")
-    dead_url = validate_url(reference_url) if reference_url else ""
+    dead_url = await ensure_fetchable(reference_url, settings) if reference_url else ""
     urls = [await ensure_fetchable(u, settings) for u in dict.fromkeys(candidate_urls)]
     async with Fetcher(settings) as fetcher:
         if reference_text and reference_text.strip():
@@ -428,7 +417,7 @@ async def recommend_archived(url: str, *, at: datetime | None = None, limit: int
 
     del store  # same signature as the other primitives; related pages are not cached
     settings = _settings(settings)
-    url = validate_url(url)
+    url = await ensure_fetchable(url, settings)
     try:
         result = await recommend(url, _aware(at), max(1, min(MAX_RELATED, limit)),
                                  settings=settings)

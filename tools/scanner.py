@@ -73,6 +73,7 @@ from pagetrail.tools.fetch import Fetcher, Response
 from pagetrail.tools.hostprobe import SiblingProber, assess, judge, may_need_sibling
 from pagetrail.tools.linkstate import LinkState, Policy, advance
 from pagetrail.tools.models import CheckResult, Link
+from pagetrail.tools.netguard import ensure_fetchable
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import site_of, validate_url
 
@@ -510,6 +511,9 @@ class Scanner:
     async def run(self) -> ScanResult:
         started = time.monotonic()
         started_at = self.clock()
+        # The target is a user's URL: refused like in every other face, before anything
+        # is recorded (a loopback target is an error, not a scan of one unreachable page).
+        await ensure_fetchable(self.seed, self.settings)
         key = self.options.key(self.seed)
         self.scan_id, self.resumed = await asyncio.to_thread(
             open_scan, self.store, self.scan_id, self.seed, key,
