@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from pagetrail.tools.document import looks_like_error_page, parse_document
 from pagetrail.tools.errors import (
@@ -39,13 +39,14 @@ from pagetrail.tools.errors import (
     BodyTooLarge,
     DecompressionBomb,
     FetchFailed,
+    InvalidURL,
     RateLimited,
     RefusedAddress,
     TooManyRedirects,
 )
 from pagetrail.tools.models import ArchivedRedirect, Memento
 from pagetrail.tools.settings import Settings, get_settings
-from pagetrail.tools.urls import normalize_url, same_url, validate_url
+from pagetrail.tools.urls import endpoint_url, normalize_url, same_url, validate_url
 
 if TYPE_CHECKING:
     from pagetrail.tools.fetch import Fetcher, Response
@@ -84,26 +85,28 @@ class ArchiveEndpoint:
     def of(cls, prefix: str) -> ArchiveEndpoint:
         return cls(prefix.strip().rstrip("/"))
 
+    # Every URL of the archive is built by urls.endpoint_url: the looked-up URL (a user's, or
+    # an original from the archive's own listing) is data in the path, never a path step.
     def timemap_url(self, url: str) -> str:
-        return f"{self.prefix}/timemap/link/{url}"
+        return endpoint_url(self.prefix, "timemap/link/", data_url=url)
 
     def timegate_url(self, url: str) -> str:
-        return f"{self.prefix}/{url}"
+        return endpoint_url(self.prefix, data_url=url)
 
     def memento_url(self, timestamp: str, url: str) -> str:
-        return f"{self.prefix}/{timestamp}/{url}"
+        return endpoint_url(self.prefix, f"{_stamp(timestamp)}/", data_url=url)
 
     def raw_url(self, timestamp: str, url: str) -> str:
-        return f"{self.prefix}/{timestamp}id_/{url}"
+        return endpoint_url(self.prefix, f"{_stamp(timestamp)}id_/", data_url=url)
 
     def cdx_url(self, url: str) -> str:
         """Wayback layout `…/web` → `…/cdx/search/cdx`; pywb collections: `{prefix}/cdx`."""
         parts = urlsplit(self.prefix)
-        query = f"url={quote(url, safe='')}&output=json"
+        params: dict[str, str | int] = {"url": url, "output": "json"}
         if parts.path.rstrip("/").endswith("/web"):
             root = self.prefix[: -len("/web")]
-            return f"{root}/cdx/search/cdx?{query}"
-        return f"{self.prefix}/cdx?{query}"
+            return endpoint_url(root, "cdx/search/cdx", params=params)
+        return endpoint_url(self.prefix, "cdx", params=params)
 
     def split_memento_url(self, memento_url: str) -> tuple[str, str] | None:
         """`{prefix}/{timestamp}{modifier}/{original}` → (timestamp, original)."""
@@ -117,6 +120,13 @@ class ArchiveEndpoint:
         # Some archives collapse "//" in the embedded URL ("http:/example.com/").
         original = re.sub(r"^(https?):/(?!/)", r"\1://", original)
         return match.group(1), original
+
+
+def _stamp(timestamp: str) -> str:
+    """An archive timestamp (digits; from an archive's listing, so checked)."""
+    if not re.fullmatch(r"\d{1,14}", timestamp):
+        raise InvalidURL(f"not an archive timestamp: {timestamp[:40]!r}")
+    return timestamp
 
 
 def timestamp_of(moment: datetime) -> str:
