@@ -391,14 +391,17 @@ async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str
                       rejected=pick.rejected, note=pick.note, recorded_at=pick.created_at)
 
 
-async def scan_page(url: str, *, limit: int = 3, max_links: int = 100,
+async def scan_page(url: str, *, limit: int = 3, max_links: int | None = None,
                     settings: Settings | None = None, store: Any | None = None,
                     max_candidates: int = 3, progress: ProgressFn | None = None) -> PageScan:
-    """Check every link on a page; recover the first `limit` dead ones (tools.scan_page)."""
+    """Check every link on a page (at most `max_links`, never beyond the setting
+    scan_max_links_per_page, the scanner's cap too); recover the first `limit` dead ones."""
     from pagetrail.tools.scan_page import scan_page as scan
 
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
+    cap = settings.scan_max_links_per_page
+    max_links = min(max_links or cap, cap)
     return await scan(url, settings=settings, store=store, limit=limit, max_links=max_links,
                       max_candidates=max_candidates, progress=progress)
 

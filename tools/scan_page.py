@@ -42,6 +42,8 @@ class PageScan(BaseModel):
     links_found: int  # distinct http(s) links on the page, other than the page itself
     links_checked: int
     truncated: bool = False  # more links than max_links: the rest were not checked
+    links_skipped: int = 0  # links on the page not checked (beyond max_links)
+    max_links: int = 0  # the cap applied
     dead: int = 0
     links: list[LinkStatus] = Field(default_factory=list)
     recoveries: list[Recovery] = Field(default_factory=list)
@@ -133,6 +135,7 @@ async def scan_page(url: str, *, settings: Settings | None = None, store: Any | 
     return PageScan(
         url=url, final_url=final_url, title=title, links_found=len(candidates),
         links_checked=len(checked), truncated=len(candidates) > len(to_check),
+        links_skipped=len(candidates) - len(to_check), max_links=max_links,
         dead=len(dead_links), links=checked, recoveries=recoveries,
         not_recovered=[link.url for link, _s in dead_links[limit:]],
     )
