@@ -40,6 +40,7 @@ from pagetrail.tools.models import (
     Tag,
 )
 from pagetrail.tools.netguard import ensure_fetchable
+from pagetrail.tools.offload import off_loop
 from pagetrail.tools.recover import Budget, ProgressFn
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import validate_url
@@ -245,7 +246,7 @@ async def live_document(url: str, fetcher: Fetcher) -> Document:
         raise FetchFailed(f"the live page answered {response.status}", url=url)
     if not response.is_html and not response.content_type.startswith("text/"):
         raise UnsupportedContent(f"not an HTML page ({response.content_type})", url=url)
-    return parse_document(response.content, response.final_url,
+    return await off_loop(parse_document, response.content, response.final_url,
                           content_type=response.headers.get("content-type"))
 
 
@@ -274,7 +275,7 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
                 raise NoMemento("no usable archived copy (try source='live')", url=url)
             document = memento.document
     background = await asyncio.to_thread(signature_background, document, store)
-    return signature(document, background)
+    return await off_loop(signature, document, background)
 
 
 async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:

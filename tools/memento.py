@@ -45,6 +45,7 @@ from pagetrail.tools.errors import (
     TooManyRedirects,
 )
 from pagetrail.tools.models import ArchivedRedirect, Memento
+from pagetrail.tools.offload import off_loop
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import endpoint_url, normalize_url, same_url, validate_url
 
@@ -567,7 +568,7 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
         if response.content_type and not response.is_html and \
                 not response.content_type.startswith("text/"):
             continue
-        document = parse_document(response.content, capture.original_url,
+        document = await off_loop(parse_document, response.content, capture.original_url,
                                   content_type=response.headers.get("content-type"))
         if looks_like_error_page(document):
             log.info("capture %s is an error page", capture.raw_url)

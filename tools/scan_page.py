@@ -20,6 +20,7 @@ from pagetrail.tools.document import parse_document
 from pagetrail.tools.errors import FetchFailed, PagetrailError, UnsupportedContent
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.models import Link, Recovery
+from pagetrail.tools.offload import off_loop
 from pagetrail.tools.recover import ProgressFn, recover
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import normalize_url
@@ -81,7 +82,7 @@ async def _page_links(url: str, fetcher: Fetcher) -> tuple[str, str, list[Link]]
         raise FetchFailed(f"the page answered {response.status}", url=url)
     if not response.is_html:
         raise UnsupportedContent(f"not an HTML page ({response.content_type})", url=url)
-    document = parse_document(response.content, response.final_url,
+    document = await off_loop(parse_document, response.content, response.final_url,
                               content_type=response.headers.get("content-type"))
     return response.final_url, document.title, document.links
 

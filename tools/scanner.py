@@ -74,6 +74,7 @@ from pagetrail.tools.hostprobe import SiblingProber, assess, judge, may_need_sib
 from pagetrail.tools.linkstate import LinkState, Policy, advance
 from pagetrail.tools.models import CheckResult, Link
 from pagetrail.tools.netguard import ensure_fetchable
+from pagetrail.tools.offload import off_loop
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import site_of, validate_url
 
@@ -87,6 +88,9 @@ FETCH_ERRORS = (FetchFailed, RefusedAddress, TooManyRedirects, BodyTooLarge, Dec
 FLUSH_EVERY = 1000  # checks and pages per store transaction (fewer, larger: cheaper)
 FLUSH_SECONDS = 1.0  # ... or this often, whichever first: a kill loses at most this much
 MAX_SITEMAP_FILES = 5
+# Pages larger than this are parsed in the CPU pool (tools.offload): a small page costs less
+# to parse than the hop, a large one would hold the loop (and a bot's acks) for seconds.
+OFF_LOOP_BYTES = 256 * 1024
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
@@ -464,6 +468,8 @@ class Scanner:
                       ) -> tuple[CheckResult, list[Link]]:
         """Verdict (and links) of a fetched page, with the shape's soft-404 probe."""
         sibling = await self.prober.sibling_for(url) if may_need_sibling(url, response) else None
+        if len(response.content) > OFF_LOOP_BYTES:  # a big page: parsed off the loop
+            return await off_loop(assess, url, response, sibling, want_links=want_links)
         return assess(url, response, sibling, want_links=want_links)
 
     async def _check_link(self, url: str) -> None:
