@@ -46,7 +46,7 @@ from pagetrail.tools.errors import (
 )
 from pagetrail.tools.models import ArchivedRedirect, Memento
 from pagetrail.tools.offload import off_loop
-from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.settings import Settings, get_settings, mask_url
 from pagetrail.tools.urls import endpoint_url, normalize_url, same_url, validate_url
 
 if TYPE_CHECKING:
@@ -516,7 +516,7 @@ async def list_mementos(url: str, fetcher: Fetcher,
         try:
             listed = await _list_from(endpoint, url, fetcher)
         except _ArchiveDown as exc:
-            log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
+            log.warning("archive %s unavailable: %s", mask_url(endpoint.prefix), exc)
             continue
         answered += 1
         captures.extend(listed or [])
@@ -537,7 +537,7 @@ async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = Non
         try:
             memento = await _memento_from(endpoint, url, fetcher, at, listings)
         except _ArchiveDown as exc:
-            log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
+            log.warning("archive %s unavailable: %s", mask_url(endpoint.prefix), exc)
             continue
         answered += 1
         if memento is not None:
@@ -571,7 +571,7 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
         document = await off_loop(parse_document, response.content, capture.original_url,
                                   content_type=response.headers.get("content-type"))
         if looks_like_error_page(document):
-            log.info("capture %s is an error page", capture.raw_url)
+            log.info("capture %s is an error page", mask_url(capture.raw_url))
             continue
         return capture.model_copy(update={
             "status": 200,
@@ -595,7 +595,7 @@ async def archived_redirects(url: str, fetcher: Fetcher,
         try:
             captures = await _listing(endpoint, url, fetcher, listings) or []
         except _ArchiveDown as exc:
-            log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
+            log.warning("archive %s unavailable: %s", mask_url(endpoint.prefix), exc)
             continue
         answered += 1
         # A TimeMap says nothing of statuses: then look at the newest few captures.
