@@ -3,7 +3,8 @@
 
     archive = HeavyArchive().start()
     archive.prefix        # PAGETRAIL_ARCHIVES
-    archive.captures      # how many raw captures were served
+    archive.captures      # how many huge raw captures were served
+    # an original URL with "/small/" in it gets a small page instead
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TIMESTAMP = "20190101000000"
+SMALL_PAGE = (b"<html><head><title>A small archived page</title></head><body><p>Solar farms "
+              b"double in a year.</p></body></html>")
 
 
 def huge_page(links: int = 100_000) -> bytes:
@@ -52,9 +55,11 @@ class HeavyArchive:
                             'datetime="Tue, 01 Jan 2019 00:00:00 GMT"\n').encode()
                     self._send(200, body, "application/link-format")
                 elif path.startswith(f"/web/{TIMESTAMP}id_/"):
+                    small = "/small/" in path  # a light capture, for the light commands
                     with archive._lock:
-                        archive.captures += 1
-                    self._send(200, archive.body, "text/html; charset=utf-8",
+                        archive.captures += not small
+                    body = SMALL_PAGE if small else archive.body
+                    self._send(200, body, "text/html; charset=utf-8",
                                {"Memento-Datetime": "Tue, 01 Jan 2019 00:00:00 GMT"})
                 else:
                     self._send(404, b"no", "text/plain")
