@@ -38,6 +38,12 @@ def test_every_cli_command_refuses_with_status_2(offline_env, capsys, command, t
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("target", TARGETS[:2])
+def test_search_refuses_a_private_dead_url(offline_env, capsys, target) -> None:
+    assert main(["search", "solar farms", "--dead-url", target]) == 2
+    assert "refused_address" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
 def test_every_cli_command_rejects_an_invalid_url_with_status_2(offline_env, capsys,
                                                                  command) -> None:
