@@ -29,6 +29,7 @@ class HeavyArchive:
     def __init__(self, links: int = 100_000) -> None:
         self.body = huge_page(links)
         self.captures = 0
+        self.authorizations: list[str | None] = []  # the Authorization header of each request
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -48,6 +49,7 @@ class HeavyArchive:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
+                archive.authorizations.append(self.headers.get("authorization"))
                 path = self.path
                 if path.startswith("/web/timemap/link/"):
                     original = path[len("/web/timemap/link/"):]

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from heavy_archive import HeavyArchive
 from test_endpoint_paths import Recorder
 
 PASSWORD = "ArchPassw0rd-9f3c"
@@ -54,3 +55,26 @@ def test_verbose_output_never_shows_endpoint_secrets(recorder: Recorder, tmp_pat
     assert recorder.paths()  # the endpoints were really asked
     if command[0] == "search":
         assert TOKEN in "\n".join(recorder.lines)  # the token was in play, not absent
+
+
+@pytest.mark.parametrize("command", [["memento"], ["memento", "--list"], ["signature"]],
+                         ids=lambda c: "-".join(c))
+def test_answers_carry_no_archive_password_and_the_archive_still_gets_it(tmp_path,
+                                                                          command) -> None:
+    archive = HeavyArchive(links=10).start()
+    host = archive.base.removeprefix("http://")
+    env = {**os.environ, "PAGETRAIL_DATABASE_URL": f"sqlite:///{tmp_path / 'p.db'}",
+           "PAGETRAIL_ARCHIVES": f"http://archuser:{PASSWORD}@{host}/web",
+           "PAGETRAIL_RETRIES": "0"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "pagetrail.cli", "-vv", *command,
+                               "https://8.8.8.8/small/page"], env=env, capture_output=True,
+                              text=True, timeout=120)
+    finally:
+        archive.stop()
+    assert done.returncode == 0, done.stderr[-2000:]
+    shown = "A small archived page" if command == ["signature"] else f"{archive.base}/web/"
+    assert shown in done.stdout  # the archived copy was found and shown
+    assert PASSWORD not in done.stdout + done.stderr
+    expected = "Basic " + base64.b64encode(f"archuser:{PASSWORD}".encode()).decode()
+    assert archive.authorizations and set(archive.authorizations) == {expected}

@@ -47,7 +47,13 @@ from pagetrail.tools.errors import (
 from pagetrail.tools.models import ArchivedRedirect, Memento
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.settings import Settings, get_settings, mask_url
-from pagetrail.tools.urls import endpoint_url, normalize_url, same_url, validate_url
+from pagetrail.tools.urls import (
+    endpoint_url,
+    normalize_url,
+    same_url,
+    validate_url,
+    without_userinfo,
+)
 
 if TYPE_CHECKING:
     from pagetrail.tools.fetch import Fetcher, Response
@@ -84,7 +90,9 @@ class ArchiveEndpoint:
 
     @classmethod
     def of(cls, prefix: str) -> ArchiveEndpoint:
-        return cls(prefix.strip().rstrip("/"))
+        # Without the archive's credentials: the URLs built here are handed out (memento
+        # and raw URLs in answers, Slack messages); the fetcher authorises endpoint requests.
+        return cls(without_userinfo(prefix.strip()).rstrip("/"))
 
     # Every URL of the archive is built by urls.endpoint_url: the looked-up URL (a user's, or
     # an original from the archive's own listing) is data in the path, never a path step.

@@ -85,6 +85,27 @@ def same_url(a: str, b: str) -> bool:
     return normalize_url(a) == normalize_url(b)
 
 
+def without_userinfo(url: str) -> str:
+    """`url` without `user:password@` (what may be shown: in answers, messages, logs)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query,
+                       parts.fragment))
+
+
+def userinfo_authorization(url: str) -> str | None:
+    """The `Authorization: Basic …` value for the URL's `user:password@`, or None."""
+    import base64
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return None
+    user, _, password = parts.netloc.rpartition("@")[0].partition(":")
+    token = f"{unquote(user)}:{unquote(password)}".encode()
+    return "Basic " + base64.b64encode(token).decode()
+
+
 # --- a user's URL as data under a configured endpoint ---------------------------------------
 
 _ENCODED_DOT = re.compile("%2e", re.IGNORECASE)
