@@ -28,6 +28,8 @@ from pagetrail.bot.posting import SlackPoster
 from pagetrail.bot.ratelimit import KeyedLimiter, job_keys
 from pagetrail.bot.watches import add_watch, list_watches, remove_watch
 from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.netguard import origin_of
+from pagetrail.tools.settings import Settings
 from pagetrail.tools.urls import validate_url
 
 log = logging.getLogger(__name__)
@@ -109,7 +111,7 @@ class SlackBot:
 
     async def on_fixlink(self, ack: Ack, command: dict[str, Any]) -> None:
         try:
-            response_url = reply_url(command)
+            response_url = reply_url(command, self.engine.settings)
             request = parse_fixlink(command.get("text", ""), self.engine.settings)
         except PagetrailError as exc:
             log.info("slack: /fixlink refused: %s: %s", exc.code, exc)
@@ -143,7 +145,7 @@ class SlackBot:
     async def _on_verdict(self, ack: Ack, body: dict[str, Any], *, rejected: bool) -> None:
         await ack()
         user, channel = _who_where(body)
-        response_url = _button_reply_url(body)
+        response_url = _button_reply_url(body, self.engine.settings)
         if response_url is None:
             return
         try:
@@ -160,7 +162,7 @@ class SlackBot:
     async def on_more(self, ack: Ack, body: dict[str, Any]) -> None:
         await ack()
         user, channel = _who_where(body)
-        response_url = _button_reply_url(body)
+        response_url = _button_reply_url(body, self.engine.settings)
         if response_url is None:
             return
         try:
@@ -187,7 +189,7 @@ class SlackBot:
     async def on_linkrot(self, ack: Ack, command: dict[str, Any]) -> None:
         channel, user = command.get("channel_id", ""), command.get("user_id", "")
         try:
-            response_url = reply_url(command)
+            response_url = reply_url(command, self.engine.settings)
             request = parse_linkrot(command.get("text", ""), self.engine.settings)
             reply = await self._linkrot(request, channel, user)
         except PagetrailError as exc:
@@ -234,20 +236,30 @@ class SlackBot:
                                                                "be retried."))
 
 
-def reply_url(payload: dict[str, Any]) -> str:
+SLACK_HOOK_DOMAINS = (".slack.com", ".slack-gov.com")  # where Slack's response_urls live
+
+
+def reply_url(payload: dict[str, Any], settings: Settings) -> str:
     """The request's response_url: every answer goes there, so a request without a usable one
-    is refused before it takes anything (CommandUsageError)."""
+    is refused before it takes anything (CommandUsageError). Usable: https on Slack's own
+    domains, or the origin of the configured Slack API URL (a gateway, a test double) —
+    never another address the bot would be made to post to."""
     value = payload.get("response_url")
     if not isinstance(value, str) or not value.startswith(("https://", "http://")):
         raise CommandUsageError("this request carries no response_url to answer to")
+    origin = origin_of(value)
+    slack = origin is not None and origin[0] == "https" and \
+        f".{origin[1]}".endswith(SLACK_HOOK_DOMAINS)
+    if not slack and (origin is None or origin != origin_of(settings.slack_api_url)):
+        raise CommandUsageError("this request's response_url is not Slack's")
     return value
 
 
-def _button_reply_url(body: dict[str, Any]) -> str | None:
+def _button_reply_url(body: dict[str, Any], settings: Settings) -> str | None:
     """A button click's response_url, or None (logged): the click was already acked and
     there is nowhere to answer."""
     try:
-        return reply_url(body)
+        return reply_url(body, settings)
     except CommandUsageError:
         log.warning("slack: a button click without response_url ignored")
         return None

@@ -156,8 +156,12 @@ def test_a_command_without_response_url_is_refused_and_takes_no_queue_slot(
     assert "too many" not in response.text.lower()
 
 
-def test_response_url_of_the_wrong_type_is_refused(app: App) -> None:
-    response, _ = app.post(_command("check https://example.org/", response_url="javascript:x"))
+@pytest.mark.parametrize("where", ["javascript:x", "http://127.0.0.1:9/hook",
+                                   "http://169.254.169.254/latest", "https://evil.example/x",
+                                   "https://hooks.slack.com.evil.example/x",
+                                   "http://hooks.slack.com/commands/x"])
+def test_response_url_that_is_not_slacks_is_refused(app: App, where: str) -> None:
+    response, _ = app.post(_command("check https://example.org/", response_url=where))
     assert response.status_code == 200
     assert "response_url" in json.dumps(response.json())
     assert not app.bot_app.bot.limiter._admitted
@@ -177,3 +181,13 @@ def test_slack_escapes_in_a_wrapped_url_are_undone(app: App) -> None:
                         response_url=app.fake.response_url("e"), user="U-escape")
     response, _ = app.post(body)
     assert "https://example.org/a?x=1&amp;y=2" in response.json()["text"]  # escaped once
+
+
+def test_slacks_own_response_urls_are_accepted() -> None:
+    from pagetrail.bot.handlers import reply_url
+    from pagetrail.tools.settings import Settings
+
+    settings = Settings()
+    for url in ("https://hooks.slack.com/commands/T1/123/abc",
+                "https://hooks.slack-gov.com/actions/T1/1/x"):
+        assert reply_url({"response_url": url}, settings) == url
