@@ -28,7 +28,7 @@ from pagetrail.bot.posting import SlackPoster
 from pagetrail.bot.ratelimit import KeyedLimiter, job_keys
 from pagetrail.bot.watches import add_watch, list_watches, remove_watch
 from pagetrail.tools.errors import PagetrailError
-from pagetrail.tools.netguard import origin_of
+from pagetrail.tools.netguard import ensure_fetchable, origin_of
 from pagetrail.tools.settings import Settings
 from pagetrail.tools.urls import validate_url
 
@@ -203,6 +203,9 @@ class SlackBot:
                        user: str) -> dict[str, Any]:
         store = self.engine.store
         if request.action == "watch":
+            # The same gate as every face's URLs: a name resolving to a private address is
+            # refused now, not at the first weekly scan.
+            await ensure_fetchable(request.target, self.engine.settings)
             added = await asyncio.to_thread(add_watch, store, channel, request.target, by=user)
             target = blocks.escape(request.target)  # an in-channel message: no mentions
             text = (f"This channel now watches {target}: a link-rot digest comes "
