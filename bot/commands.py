@@ -73,8 +73,23 @@ def unwrap_token(token: str) -> str:
     return match.group(1) if match else token
 
 
+# A link (a scheme, then no space): not `<!channel>` or `<@U1>`, which are kept as typed.
+_SLACK_MARKUP = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*:[^<>|\s]*)(?:\|[^<>]*)?>")
+_SLACK_ESCAPES = (("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&"))
+
+
+def unwrap_links(text: str) -> str:
+    """Slack's link markup replaced by its link, before the text is split into words: a
+    label may hold spaces (`<https://x|the old page>`). Then Slack's escapes of &, < and >
+    are undone (it escapes them in every command's text)."""
+    text = _SLACK_MARKUP.sub(lambda m: m.group(1), text or "")
+    for escaped, plain in _SLACK_ESCAPES:
+        text = text.replace(escaped, plain)
+    return text
+
+
 def tokens_of(text: str) -> list[str]:
-    return [unwrap_token(t) for t in (text or "").split()]
+    return unwrap_links(text).split()
 
 
 def refuse_local(url: str, settings: Settings | None = None) -> None:

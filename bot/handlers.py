@@ -28,6 +28,8 @@ from pagetrail.bot.posting import DELIVERY_ERRORS, SlackPoster
 from pagetrail.bot.ratelimit import KeyedLimiter, job_keys
 from pagetrail.bot.watches import add_watch, list_watches, remove_watch
 from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.netguard import ensure_fetchable, origin_of
+from pagetrail.tools.settings import Settings
 from pagetrail.tools.urls import validate_url
 
 log = logging.getLogger(__name__)
@@ -109,21 +111,28 @@ class SlackBot:
 
     async def on_fixlink(self, ack: Ack, command: dict[str, Any]) -> None:
         try:
+            response_url = reply_url(command, self.engine.settings)
             request = parse_fixlink(command.get("text", ""), self.engine.settings)
         except PagetrailError as exc:
+            log.info("slack: /fixlink refused: %s: %s", exc.code, exc)
             await ack(response_type="ephemeral", **blocks.error_blocks(str(exc), exc.code))
             return
         if request.action == "help":
             await ack(response_type="ephemeral", **blocks.help_blocks())
             return
-        keys = job_keys(command.get("user_id", ""), command.get("channel_id", ""))
+        keys = job_keys(str(command.get("user_id", "")), str(command.get("channel_id", "")))
+        # Everything that can fail was checked above: from here the place taken in the
+        # person's queue is handed to the job, which gives it back (take_turn).
         if not self.limiter.admit(keys):
             await ack(response_type="ephemeral", text=TOO_MANY_QUEUED)
             return
-        await ack(response_type="ephemeral",
-                  text=looking_text(request, self.limiter.ahead_of(keys)))
-        self.spawn(self._answer(command["response_url"], keys,
-                                lambda: self.engine.answer(request)))
+        try:
+            await ack(response_type="ephemeral",
+                      text=looking_text(request, self.limiter.ahead_of(keys)))
+        except BaseException:
+            self.limiter.release(keys)
+            raise
+        self.spawn(self._answer(response_url, keys, lambda: self.engine.answer(request)))
 
     # ---------------------------------------------------------------- buttons
 
@@ -136,26 +145,32 @@ class SlackBot:
     async def _on_verdict(self, ack: Ack, body: dict[str, Any], *, rejected: bool) -> None:
         await ack()
         user, channel = _who_where(body)
+        response_url = _button_reply_url(body, self.engine.settings)
+        if response_url is None:
+            return
         try:
             value = _button_value(body)
             dead_url, chosen_url = validate_url(value["u"]), validate_url(value.get("c", ""))
             await self.engine.record_pick(dead_url, chosen_url, by=user, where=channel,
                                           rejected=rejected)
         except PagetrailError as exc:
-            await self._tell(body["response_url"], blocks.error_blocks(str(exc), exc.code))
+            await self._tell(response_url, blocks.error_blocks(str(exc), exc.code))
             return
-        await self.poster.respond(body["response_url"],
+        await self.poster.respond(response_url,
                                   blocks.pick_confirmation(user, dead_url, chosen_url, rejected))
 
     async def on_more(self, ack: Ack, body: dict[str, Any]) -> None:
         await ack()
         user, channel = _who_where(body)
+        response_url = _button_reply_url(body, self.engine.settings)
+        if response_url is None:
+            return
         try:
             value = _button_value(body)
             url, offset = validate_url(value["u"]), max(0, int(value.get("o", 0)))
             anchor = str(value.get("a", ""))
         except (PagetrailError, ValueError, TypeError) as exc:
-            await self._tell(body["response_url"], blocks.error_blocks(f"bad button: {exc}"))
+            await self._tell(response_url, blocks.error_blocks(f"bad button: {exc}"))
             return
 
         async def more() -> dict[str, Any]:
@@ -164,16 +179,17 @@ class SlackBot:
 
         keys = job_keys(user, channel)
         if not self.limiter.admit(keys):
-            await self._tell(body["response_url"], blocks.message(
+            await self._tell(response_url, blocks.message(
                 [blocks.section(TOO_MANY_QUEUED)], TOO_MANY_QUEUED))
             return
-        self.spawn(self._answer(body["response_url"], keys, more, ephemeral=True))
+        self.spawn(self._answer(response_url, keys, more, ephemeral=True))
 
     # ---------------------------------------------------------------- /linkrot
 
     async def on_linkrot(self, ack: Ack, command: dict[str, Any]) -> None:
         channel, user = command.get("channel_id", ""), command.get("user_id", "")
         try:
+            response_url = reply_url(command, self.engine.settings)
             request = parse_linkrot(command.get("text", ""), self.engine.settings)
             reply = await self._linkrot(request, channel, user)
         except PagetrailError as exc:
@@ -181,12 +197,15 @@ class SlackBot:
             return
         await ack(**reply)
         if request.action == "digest" and self.digest_runner is not None:
-            self.spawn(self._digest_now(channel, command["response_url"]))
+            self.spawn(self._digest_now(channel, response_url))
 
     async def _linkrot(self, request: LinkrotRequest, channel: str,
                        user: str) -> dict[str, Any]:
         store = self.engine.store
         if request.action == "watch":
+            # The same gate as every face's URLs: a name resolving to a private address is
+            # refused now, not at the first weekly scan.
+            await ensure_fetchable(request.target, self.engine.settings)
             added = await asyncio.to_thread(add_watch, store, channel, request.target, by=user)
             target = blocks.escape(request.target)  # an in-channel message: no mentions
             text = (f"This channel now watches {target}: a link-rot digest comes "
@@ -220,17 +239,53 @@ class SlackBot:
                                                                "be retried."))
 
 
+SLACK_HOOK_DOMAINS = (".slack.com", ".slack-gov.com")  # where Slack's response_urls live
+
+
+def reply_url(payload: dict[str, Any], settings: Settings) -> str:
+    """The request's response_url: every answer goes there, so a request without a usable one
+    is refused before it takes anything (CommandUsageError). Usable: https on Slack's own
+    domains, or the origin of the configured Slack API URL (a gateway, a test double) —
+    never another address the bot would be made to post to."""
+    value = payload.get("response_url")
+    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+        raise CommandUsageError("this request carries no response_url to answer to")
+    origin = origin_of(value)
+    slack = origin is not None and origin[0] == "https" and \
+        f".{origin[1]}".endswith(SLACK_HOOK_DOMAINS)
+    if not slack and (origin is None or origin != origin_of(settings.slack_api_url)):
+        raise CommandUsageError("this request's response_url is not Slack's")
+    return value
+
+
+def _button_reply_url(body: dict[str, Any], settings: Settings) -> str | None:
+    """A button click's response_url, or None (logged): the click was already acked and
+    there is nowhere to answer."""
+    try:
+        return reply_url(body, settings)
+    except CommandUsageError:
+        log.warning("slack: a button click without response_url ignored")
+        return None
+
+
 def _who_where(body: dict[str, Any]) -> tuple[str, str]:
-    user = (body.get("user") or {}).get("id", "")
-    channel = (body.get("channel") or {}).get("id", "") or \
-        (body.get("container") or {}).get("channel_id", "")
-    return str(user), str(channel)
+    user = _field(body.get("user"), "id")
+    channel = _field(body.get("channel"), "id") or _field(body.get("container"), "channel_id")
+    return user, channel
+
+
+def _field(value: Any, key: str) -> str:
+    """`value[key]` as text when `value` is an object; "" for any other shape."""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, str) else ""
 
 
 def _button_value(body: dict[str, Any]) -> dict[str, Any]:
-    actions = body.get("actions") or [{}]
+    actions = body.get("actions")
+    action = actions[0] if isinstance(actions, list) and actions else None
+    raw = action.get("value") if isinstance(action, dict) else None
     try:
-        value = json.loads(actions[0].get("value") or "{}")
+        value = json.loads(raw) if isinstance(raw, str) else None
     except json.JSONDecodeError as exc:
         raise CommandUsageError("this button carries no link") from exc
     if not isinstance(value, dict) or "u" not in value:

@@ -11,6 +11,7 @@ import logging
 from slack_bolt.adapter.asgi.async_handler import AsyncSlackRequestHandler
 
 from pagetrail.bot.app import BotApp, build_app, secret
+from pagetrail.bot.guard import Asgi, guarded
 from pagetrail.store.db import Store
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.settings import Settings
@@ -21,9 +22,10 @@ EVENTS_PATH = "/slack/events"
 DEFAULT_PORT = 3000
 
 
-def asgi_app(bot_app: BotApp) -> AsyncSlackRequestHandler:
-    """The ASGI application: POST /slack/events (commands, interactivity, events)."""
-    return AsyncSlackRequestHandler(bot_app.app, path=EVENTS_PATH)
+def asgi_app(bot_app: BotApp) -> Asgi:
+    """The ASGI application: POST /slack/events (commands, interactivity, events), each
+    request's shape checked (bot.guard) before Bolt verifies and dispatches it."""
+    return guarded(AsyncSlackRequestHandler(bot_app.app, path=EVENTS_PATH), EVENTS_PATH)
 
 
 async def serve_http(settings: Settings, store: Store, *, host: str = "127.0.0.1",

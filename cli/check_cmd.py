@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from pagetrail.cli.common import add_json_flag, print_json, run_async
+from pagetrail.cli.common import add_json_flag, print_json, run_async, user_url
 from pagetrail.tools.check import check_link, summary_line
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.models import CheckResult
 from pagetrail.tools.settings import Settings
-from pagetrail.tools.urls import validate_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +26,8 @@ async def _check(url: str, settings: Settings, probe_sibling: bool) -> CheckResu
 
 
 def handle(args: argparse.Namespace) -> int:
-    url = validate_url(args.url)  # InvalidURL → main prints one line, exit 2
     settings = Settings()
+    url = user_url(args.url, settings)  # InvalidURL/RefusedAddress → one line, exit 2
     result = run_async(_check(url, settings, not args.no_sibling))
     if args.json:
         print_json(result)

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 from datetime import datetime
 
-from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async, user_url
 from pagetrail.tools import dates
 from pagetrail.tools.errors import InvalidDate
 
@@ -148,7 +148,7 @@ def _related(args: argparse.Namespace) -> int:
 
     if not 1 <= args.limit <= 100:
         raise UsageError("--limit must be between 1 and 100")
-    result = run_async(recommend_archived(args.url, at=parse_when(args.at), limit=args.limit))
+    result = run_async(recommend_archived(user_url(args.url), at=parse_when(args.at), limit=args.limit))
     if args.json:
         print_json(result.to_dict())
         return 0

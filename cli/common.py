@@ -57,6 +57,15 @@ def parse_date(text: str | None, *, option: str = "date") -> datetime | None:
         raise UsageError(f"{option}: {exc}") from exc
 
 
+def user_url(text: str, settings: Any | None = None) -> str:
+    """A URL from the command line through the same gate as MCP and Slack: InvalidURL, or
+    RefusedAddress for a private/loopback/metadata target (main: one line, exit 2)."""
+    from pagetrail.tools.netguard import ensure_fetchable
+    from pagetrail.tools.settings import get_settings
+
+    return run_async(ensure_fetchable(text, settings or get_settings()))
+
+
 def fail(message: str, code: int = 2) -> int:
     print(f"pagetrail: {message}", file=sys.stderr)
     return code

@@ -131,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     # trafilatura reports every page it cannot extract at WARNING: noise for our users.
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
+    from pagetrail.tools.logsafe import install_log_redaction
+
+    install_log_redaction()  # endpoint credentials never reach a log line
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

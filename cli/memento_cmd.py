@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 
-from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async, user_url
 from pagetrail.tools import dates
 from pagetrail.tools.errors import InvalidDate
 from pagetrail.tools.fetch import Fetcher
@@ -16,7 +16,6 @@ from pagetrail.tools.memento import (
 )
 from pagetrail.tools.models import Memento
 from pagetrail.tools.settings import get_settings
-from pagetrail.tools.urls import validate_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,7 +42,7 @@ def parse_date(text: str) -> datetime:
 
 
 def handle(args: argparse.Namespace) -> int:
-    url = validate_url(args.url)
+    url = user_url(args.url)
     if args.list and args.redirects:
         raise UsageError("--list and --redirects do not go together")
     return run_async(_run(url, args))

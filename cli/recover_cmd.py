@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from pagetrail.cli.common import add_json_flag, parse_date, print_json, run_async
+from pagetrail.cli.common import add_json_flag, parse_date, print_json, run_async, user_url
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.output import robust_link, summary_line
 from pagetrail.tools.urls import validate_url
@@ -42,8 +42,10 @@ def recover_command(args: argparse.Namespace) -> int:
     from pagetrail.store import open_store
     from pagetrail.tools.recover import recover
 
+    url = user_url(args.url)
+    source_url = user_url(args.source_url) if args.source_url else None
     recovery = run_async(recover(
-        args.url, source_url=args.source_url, anchor=args.anchor, context=args.context,
+        url, source_url=source_url, anchor=args.anchor, context=args.context,
         link_date=parse_date(args.date, option="--date"), store=open_store(), use_cache=not args.no_cache,
     ))
     if args.json:

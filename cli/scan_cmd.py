@@ -116,4 +116,7 @@ def handle(args: argparse.Namespace) -> int:
         print_json(to_json(digest))
     else:
         sys.stdout.write(to_markdown(digest))
+    if digest.error:
+        print(f"pagetrail: scan failed: {digest.error}", file=sys.stderr)
+        return 1
     return 0

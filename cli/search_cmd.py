@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pagetrail.cli.common import UsageError, add_json_flag, parse_date, print_json, run_async
+from pagetrail.cli.common import (
+    UsageError,
+    add_json_flag,
+    parse_date,
+    print_json,
+    run_async,
+    user_url,
+)
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.service import SearchOutcome
 from pagetrail.tools.settings import Settings, get_settings
@@ -48,9 +55,7 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be between 1 and 100")
     context = None
     if args.dead_url or args.after:
-        from pagetrail.tools.urls import validate_url
-
-        dead_url = validate_url(args.dead_url) if args.dead_url else None
+        dead_url = user_url(args.dead_url) if args.dead_url else None
         context = SearchContext(dead_url=dead_url, after=parse_date(args.after, option="--after"))
     outcome, notes = run_async(run_search(
         get_settings(), args.query, engines=args.engines, site=args.site,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pagetrail.cli.common import add_json_flag, print_json, run_async
+from pagetrail.cli.common import add_json_flag, print_json, run_async, user_url
 from pagetrail.tools.api import live_document
 from pagetrail.tools.errors import NoMemento, PagetrailError
 from pagetrail.tools.fetch import Fetcher
@@ -13,7 +13,6 @@ from pagetrail.tools.models import Signature, Tag
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.signature import extract_signature
 from pagetrail.tools.tags import get_tags
-from pagetrail.tools.urls import validate_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,7 +47,7 @@ async def _signature(url: str, live: bool, settings: Settings) -> Signature:
 
 
 def handle_signature(args: argparse.Namespace) -> int:
-    url = validate_url(args.url)
+    url = user_url(args.url)
     signature = run_async(_signature(url, args.live, get_settings()))
     if args.json:
         print_json(signature)
@@ -75,7 +74,7 @@ async def _tags(url: str, settings: Settings) -> list[Tag]:
 
 
 def handle_tags(args: argparse.Namespace) -> int:
-    url = validate_url(args.url)
+    url = user_url(args.url)
     tags = run_async(_tags(url, get_settings()))
     if args.json:
         print_json(tags)

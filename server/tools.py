@@ -261,7 +261,8 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
             "Check every link on a web page and recover the dead ones, up to `limit`. "
             "Returns each link's verdict and, for the first `limit` dead links, a recovery "
             "(as recover_link, with the page as source and the link's anchor and context). "
-            "Cost: one check (1–4 requests) per link, up to max_links, plus a full recovery "
+            "Cost: one check (1–4 requests) per link, up to max_links (and the server's "
+            "per-page cap; links beyond it are counted in links_skipped), plus a full recovery "
             "(3–30 s) per dead link recovered; it reports progress and can be cancelled."
             + UNTRUSTED),
     )
@@ -269,7 +270,9 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         ctx: Context,
         url: Url,
         limit: Annotated[int, Field(ge=0, le=10, description="dead links to recover")] = 3,
-        max_links: Annotated[int, Field(ge=1, le=500)] = 100,
+        max_links: Annotated[int, Field(ge=1, le=100_000, description=(
+            "links checked at most; capped by the server's PAGETRAIL_SCAN_MAX_LINKS_PER_PAGE "
+            "(the answer says how many were skipped)"))] = 100,
         max_candidates: Annotated[int, Field(ge=1, le=10)] = 3,
     ) -> PageScan:
         with tool_errors():

@@ -13,12 +13,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Dialect, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
 from pagetrail.store.migrate import upgrade
-from pagetrail.tools.errors import ConfigError
+from pagetrail.tools.errors import ConfigError, StoreUnavailable
 
 _open_lock = Lock()
 _opened: dict[str, Store] = {}
@@ -90,17 +90,32 @@ class Store:
         self.url = url
         self.engine = create_db_engine(url)
         if migrate:
-            upgrade(self.engine)
+            with unavailable_as_error("migrating"):
+                upgrade(self.engine)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """One transaction: committed when the block ends, rolled back on error."""
-        with self._sessions.begin() as session:
+        """One transaction: committed when the block ends, rolled back on error.
+        StoreUnavailable when the database cannot be used (locked past the busy timeout,
+        unreachable): a one-line error for every face, not a driver traceback."""
+        with unavailable_as_error("reading or writing"), self._sessions.begin() as session:
             yield session
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+@contextmanager
+def unavailable_as_error(doing: str) -> Iterator[None]:
+    """The driver's OperationalError (database locked, connection refused…) as
+    StoreUnavailable, with the driver's first line only (never the SQL or its parameters)."""
+    try:
+        yield
+    except OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
+        raise StoreUnavailable(f"the database could not be used while {doing}: {reason}"
+                               ) from exc
 
 
 def open_store(url: str | None = None) -> Store:

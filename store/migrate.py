@@ -7,12 +7,16 @@ which costs a query instead of ~0.2 s of imports.
 
 from __future__ import annotations
 
+import fcntl
 import re
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, column, inspect, select, table
+from sqlalchemy import Engine, column, inspect, select, table, text
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -60,11 +64,56 @@ def head_revision() -> str | None:
     return heads.pop() if len(heads) == 1 else None
 
 
+# pg_advisory_lock's key for "pagetrail migrates this database" (any fixed 64-bit number).
+ADVISORY_KEY = zlib.crc32(b"pagetrail:migrate")
+
+
+@contextmanager
+def migration_lock(engine: Engine) -> Iterator[None]:
+    """Hold the database's migration lock for the block: of several processes (CLI commands,
+    servers, queue workers) opening a fresh store at once, one migrates and the others wait,
+    then find the schema current.
+
+    SQLite: an exclusive lock (flock) on the file `<database>.migrate.lock` beside the
+    database (released by the OS if the process dies). PostgreSQL: `pg_advisory_lock` on a
+    connection of its own, held until the block ends (released with the session). Other
+    backends and in-memory SQLite: no lock (one process)."""
+    backend = engine.url.get_backend_name()
+    database = engine.url.database
+    if backend == "sqlite" and database and database != ":memory:":
+        path = Path(database).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(f"{path}.migrate.lock", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+        return
+    if backend == "postgresql":
+        with engine.connect() as connection:
+            connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": ADVISORY_KEY})
+            connection.commit()
+            try:
+                yield
+            finally:
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"),
+                                   {"key": ADVISORY_KEY})
+                connection.commit()
+        return
+    yield
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema to `revision`; a no-op (one query) when already there."""
+    """Bring the schema to `revision`; a no-op (one query) when already there. The change
+    is made under `migration_lock`, and only if it is still needed once the lock is held
+    (another process may have migrated meanwhile)."""
     head = head_revision()
     if revision == "head" and head is not None and current_revision(engine) == head:
         return
     from alembic import command
 
-    command.upgrade(alembic_config(engine), revision)
+    with migration_lock(engine):
+        if revision == "head" and head is not None and current_revision(engine) == head:
+            return
+        command.upgrade(alembic_config(engine), revision)

@@ -327,9 +327,11 @@ def test_cli_json_and_human_output(monkeypatch, capsys) -> None:
 
 
 def test_cli_refused_and_malformed(capsys) -> None:
-    assert main(["check", "http://10.0.0.1/admin", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert data["verdict"] == "refused" and "10.0.0.1" in data["reason"]
+    # A private address is a mistake like a malformed URL (#15, #20): one line, exit 2.
+    assert main(["check", "http://10.0.0.1/admin", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("pagetrail: refused_address") and "10.0.0.1" in captured.err
     assert main(["check", "not a url"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("pagetrail: invalid_url") and "\n" not in err

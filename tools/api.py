@@ -13,7 +13,6 @@ candidate pages is untrusted: it stays in data fields, clipped (`clip_document`)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,7 +39,8 @@ from pagetrail.tools.models import (
     Signature,
     Tag,
 )
-from pagetrail.tools.netguard import AddressGuard
+from pagetrail.tools.netguard import ensure_fetchable
+from pagetrail.tools.offload import off_loop
 from pagetrail.tools.recover import Budget, ProgressFn
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import validate_url
@@ -131,16 +131,6 @@ class PickResult(BaseModel):
 # ------------------------------------------------------------------------ helpers
 
 
-async def ensure_fetchable(url: str, settings: Settings) -> str:
-    """Validate `url` and refuse private/loopback/metadata targets (RefusedAddress).
-
-    A name that does not resolve is left to the engine: dead hosts are what we recover."""
-    url = validate_url(url)
-    with contextlib.suppress(FetchFailed):
-        await AddressGuard(settings).check_url(url)
-    return url
-
-
 def clip_document(document: Document | None, max_text_chars: int = MAX_TEXT_CHARS,
                   ) -> Document | None:
     """A copy fit to hand out: text clipped, outgoing links dropped (they are many)."""
@@ -224,7 +214,7 @@ async def fetch_memento(url: str, *, at: datetime | None = None,
     """The archived copy of `url` closest before `at` (default: the newest good one).
     Raises NoMemento when no archive holds a usable copy."""
     settings = _settings(settings)
-    url = validate_url(url)
+    url = await ensure_fetchable(url, settings)
     from pagetrail.tools.memento import fetch_memento as fetch
 
     async with Fetcher(settings) as fetcher:
@@ -256,7 +246,7 @@ async def live_document(url: str, fetcher: Fetcher) -> Document:
         raise FetchFailed(f"the live page answered {response.status}", url=url)
     if not response.is_html and not response.content_type.startswith("text/"):
         raise UnsupportedContent(f"not an HTML page ({response.content_type})", url=url)
-    return parse_document(response.content, response.final_url,
+    return await off_loop(parse_document, response.content, response.final_url,
                           content_type=response.headers.get("content-type"))
 
 
@@ -275,9 +265,9 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
     if memento_parts is not None:
         url, at = memento_parts
         source = "archive"
+    url = await ensure_fetchable(url, settings)
     async with Fetcher(settings) as fetcher:
         if source == "live":
-            url = await ensure_fetchable(url, settings)
             document = await live_document(url, fetcher)
         else:
             memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
@@ -285,7 +275,7 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
                 raise NoMemento("no usable archived copy (try source='live')", url=url)
             document = memento.document
     background = await asyncio.to_thread(signature_background, document, store)
-    return signature(document, background)
+    return await off_loop(signature, document, background)
 
 
 async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:
@@ -295,7 +285,7 @@ async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:
     from pagetrail.tools.tags import get_tags as tags_of
 
     settings = _settings(settings)
-    url = validate_url(url)
+    url = await ensure_fetchable(url, settings)
     async with Fetcher(settings) as fetcher:
         try:
             memento = await fetch(url, fetcher, settings=settings)
@@ -358,7 +348,7 @@ async def rank_candidates(candidate_urls: Sequence[str], *, reference_url: str |
     if not reference_url and not (reference_text or "").strip():
         raise InvalidArgument("give reference_url (its archived copy is the reference) or "
                          "reference_text")
-    dead_url = validate_url(reference_url) if reference_url else ""
+    dead_url = await ensure_fetchable(reference_url, settings) if reference_url else ""
     urls = [await ensure_fetchable(u, settings) for u in dict.fromkeys(candidate_urls)]
     async with Fetcher(settings) as fetcher:
         if reference_text and reference_text.strip():
@@ -468,14 +458,17 @@ async def list_watches(*, channel: str | None = None, settings: Settings | None 
             for name in channels]
 
 
-async def scan_page(url: str, *, limit: int = 3, max_links: int = 100,
+async def scan_page(url: str, *, limit: int = 3, max_links: int | None = None,
                     settings: Settings | None = None, store: Any | None = None,
                     max_candidates: int = 3, progress: ProgressFn | None = None) -> PageScan:
-    """Check every link on a page; recover the first `limit` dead ones (tools.scan_page)."""
+    """Check every link on a page (at most `max_links`, never beyond the setting
+    scan_max_links_per_page, the scanner's cap too); recover the first `limit` dead ones."""
     from pagetrail.tools.scan_page import scan_page as scan
 
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
+    cap = settings.scan_max_links_per_page
+    max_links = min(max_links or cap, cap)
     return await scan(url, settings=settings, store=store, limit=limit, max_links=max_links,
                       max_candidates=max_candidates, progress=progress)
 
@@ -494,7 +487,7 @@ async def recommend_archived(url: str, *, at: datetime | None = None, limit: int
 
     del store  # same signature as the other primitives; related pages are not cached
     settings = _settings(settings)
-    url = validate_url(url)
+    url = await ensure_fetchable(url, settings)
     try:
         result = await recommend(url, _aware(at), max(1, min(MAX_RELATED, limit)),
                                  settings=settings)

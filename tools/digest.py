@@ -101,6 +101,9 @@ class ScanDigest(BaseModel):
     still_dead: int = 0  # confirmed before this scan and still failing
     earliest_confirmation: str | None = None  # the first date a suspect link can be confirmed
     error: str = ""
+    skipped: dict[str, int] = Field(default_factory=dict)  # ScanResult.skipped
+    unreadable: list[dict[str, str]] = Field(default_factory=list)  # pages not read: url, code
+    limits: dict[str, int] = Field(default_factory=dict)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -141,7 +144,12 @@ def build_digest(store: Store, result: ScanResult) -> ScanDigest:
                 for state, links in by_state.items()}
     newly = sum(1 for c in result.changes if c.after == "confirmed")
     confirmable = [c.confirmable_at for c in by_state["suspect"] if c.confirmable_at]
+    unreadable = [{"url": p.url, "code": p.code, "reason": p.reason} for p in result.problems]
+    # Nothing crawled because the target page itself could not be read: the scan failed.
+    error = next((f"{p['code']}: {p['reason']}" for p in unreadable
+                  if result.pages_crawled == 0 and p["url"] == result.target), "")
     return ScanDigest(
+        skipped=result.skipped, unreadable=unreadable, limits=result.limits, error=error,
         target=result.target, scan_id=result.scan_id, started_at=result.started_at,
         seconds=result.seconds, pages_crawled=result.pages_crawled,
         links_found=result.links_found, urls_checked=result.urls_checked,
@@ -249,6 +257,7 @@ def scan_markdown(digest: ScanDigest) -> str:
         lines += [f"Scan failed: {digest.error}", ""]
         return "\n".join(lines)
     counts = digest.counts
+    skipped = _skipped_text(digest)
     lines.append(
         f"{digest.pages_crawled} pages crawled, {digest.links_found} links, "
         f"{digest.urls_checked} distinct URLs checked in {digest.seconds:.1f} s. "
@@ -258,6 +267,11 @@ def scan_markdown(digest: ScanDigest) -> str:
     if digest.earliest_confirmation:
         lines.append(f"Suspect links can be confirmed dead from "
                      f"{_day(digest.earliest_confirmation)} at the earliest.")
+    if skipped:
+        lines += ["", f"**Not checked:** {skipped}"]
+    if digest.unreadable:
+        lines += ["", "### Pages that could not be read (their links are not in this scan)",
+                  *(f"- `{p['url']}` — {p['code']}: {p['reason']}" for p in digest.unreadable)]
     titles = (("confirmed", "Confirmed dead"),
               ("suspect", "Suspect (failing, not yet confirmed)"),
               ("flapping", "Flapping"), ("fixed", "Fixed"))
@@ -268,6 +282,23 @@ def scan_markdown(digest: ScanDigest) -> str:
             more = f" (first {len(links)} of {total})" if total > len(links) else ""
             lines += ["", f"### {title}{more}", *(_md_link(link) for link in links)]
     return "\n".join(lines) + "\n"
+
+
+def _skipped_text(digest: ScanDigest) -> str:
+    """What the scan left out and why, in one sentence ("" when nothing)."""
+    skipped, limits = digest.skipped, digest.limits
+    parts = []
+    if skipped.get("links_beyond_page_cap"):
+        parts.append(f"{skipped['links_beyond_page_cap']} links beyond the per-page cap "
+                     f"({limits.get('links_per_page', '?')} links) on "
+                     f"{skipped.get('pages_over_link_cap', 0)} page(s)")
+    if skipped.get("links_beyond_scan_cap"):
+        parts.append(f"{skipped['links_beyond_scan_cap']} links beyond the scan's cap "
+                     f"({limits.get('links_per_scan', '?')} URLs)")
+    if skipped.get("pages_unreadable"):
+        parts.append(f"{skipped['pages_unreadable']} page(s) could not be read")
+    return "; ".join(parts) + (" (PAGETRAIL_SCAN_MAX_LINKS_PER_PAGE, "
+                               "PAGETRAIL_SCAN_MAX_LINKS)." if parts else "")
 
 
 def to_markdown(digest: ScanDigest | ChannelDigest) -> str:

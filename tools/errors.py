@@ -99,6 +99,12 @@ class ConfigError(PagetrailError):
     code = "config_error"
 
 
+class StoreUnavailable(PagetrailError):
+    """The database could not be read or written (locked past the wait, unreachable)."""
+
+    code = "store_unavailable"
+
+
 class WorldError(PagetrailError):
     """A testbed world that does not follow FORMAT.md (names file and line)."""
 

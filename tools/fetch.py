@@ -54,12 +54,13 @@ from pagetrail.tools.models import Hop
 from pagetrail.tools.netguard import (
     AddressGuard,
     GuardedNetworkBackend,
+    Origin,
     bypasses_proxy,
     origin_of,
 )
 from pagetrail.tools.politeness import HostLimiter, shared_local_limiter
 from pagetrail.tools.settings import Settings
-from pagetrail.tools.urls import validate_url
+from pagetrail.tools.urls import userinfo_authorization, validate_url
 
 log = logging.getLogger(__name__)
 
@@ -355,6 +356,19 @@ def build_ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
     return context
 
 
+def endpoint_authorizations(settings: Settings) -> dict[Origin, str]:
+    """Basic credentials of the configured endpoints (`https://user:pass@archive/…`) by
+    origin: URLs built for an endpoint and handed out carry none (ArchiveEndpoint), so the
+    fetcher adds them to pagetrail's own requests there."""
+    found: dict[Origin, str] = {}
+    for url in [*settings.archives, settings.searxng_url, settings.hn_api_url]:
+        origin = origin_of(url.strip()) if url and url.strip() else None
+        auth = userinfo_authorization(url.strip()) if url else None
+        if origin is not None and auth:
+            found.setdefault(origin, auth)
+    return found
+
+
 class Fetcher:
     """One per task/request: an async httpx client with the guarantees above."""
 
@@ -363,6 +377,7 @@ class Fetcher:
                  max_backoff: float = 8.0) -> None:
         self.settings = settings or Settings()
         self.guard = AddressGuard(self.settings)
+        self._endpoint_auth = endpoint_authorizations(self.settings)
         self.max_retry_after = max_retry_after
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -450,6 +465,10 @@ class Fetcher:
         # one: a user's URL, a search result or a page's redirect never reaches them.
         endpoints = endpoint and self.guard.is_endpoint(requested)
         origin = origin_of(requested)
+        auth = self._endpoint_auth.get(origin) if endpoints and origin else None
+        if auth and "@" not in requested.split("/", 3)[2] and \
+                not any(k.lower() == "authorization" for k in headers or {}):
+            headers = {**(headers or {}), "Authorization": auth}  # stays on this origin
         while True:
             await self.guard.check_url(current, endpoints=endpoints)
             if headers and origin_of(current) != origin:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from pagetrail.tools.dates import as_utc, parse_timestamp
 from pagetrail.tools.document import looks_like_error_page, parse_document
@@ -40,13 +40,21 @@ from pagetrail.tools.errors import (
     BodyTooLarge,
     DecompressionBomb,
     FetchFailed,
+    InvalidURL,
     RateLimited,
     RefusedAddress,
     TooManyRedirects,
 )
 from pagetrail.tools.models import ArchivedRedirect, Memento
-from pagetrail.tools.settings import Settings, get_settings
-from pagetrail.tools.urls import normalize_url, same_url, validate_url
+from pagetrail.tools.offload import off_loop
+from pagetrail.tools.settings import Settings, get_settings, mask_url
+from pagetrail.tools.urls import (
+    endpoint_url,
+    normalize_url,
+    same_url,
+    validate_url,
+    without_userinfo,
+)
 
 if TYPE_CHECKING:
     from pagetrail.tools.fetch import Fetcher, Response
@@ -73,9 +81,10 @@ class _ArchiveDown(Exception):
 def _note_down(endpoint: ArchiveEndpoint, exc: _ArchiveDown,
                unavailable: list[str] | None) -> None:
     """One archive of several did not answer: logged, and told to the caller that asked."""
-    log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
+    prefix = mask_url(endpoint.prefix)
+    log.warning("archive %s unavailable: %s", prefix, exc)
     if unavailable is not None:
-        note = f"{endpoint.prefix}: {exc}"
+        note = f"{prefix}: {exc}"
         if note not in unavailable:
             unavailable.append(note)
 
@@ -92,28 +101,32 @@ class ArchiveEndpoint:
 
     @classmethod
     def of(cls, prefix: str) -> ArchiveEndpoint:
-        return cls(prefix.strip().rstrip("/"))
+        # Without the archive's credentials: the URLs built here are handed out (memento
+        # and raw URLs in answers, Slack messages); the fetcher authorises endpoint requests.
+        return cls(without_userinfo(prefix.strip()).rstrip("/"))
 
+    # Every URL of the archive is built by urls.endpoint_url: the looked-up URL (a user's, or
+    # an original from the archive's own listing) is data in the path, never a path step.
     def timemap_url(self, url: str) -> str:
-        return f"{self.prefix}/timemap/link/{url}"
+        return endpoint_url(self.prefix, "timemap/link/", data_url=url)
 
     def timegate_url(self, url: str) -> str:
-        return f"{self.prefix}/{url}"
+        return endpoint_url(self.prefix, data_url=url)
 
     def memento_url(self, timestamp: str, url: str) -> str:
-        return f"{self.prefix}/{timestamp}/{url}"
+        return endpoint_url(self.prefix, f"{_stamp(timestamp)}/", data_url=url)
 
     def raw_url(self, timestamp: str, url: str) -> str:
-        return f"{self.prefix}/{timestamp}id_/{url}"
+        return endpoint_url(self.prefix, f"{_stamp(timestamp)}id_/", data_url=url)
 
     def cdx_url(self, url: str) -> str:
         """Wayback layout `…/web` → `…/cdx/search/cdx`; pywb collections: `{prefix}/cdx`."""
         parts = urlsplit(self.prefix)
-        query = f"url={quote(url, safe='')}&output=json"
+        params: dict[str, str | int] = {"url": url, "output": "json"}
         if parts.path.rstrip("/").endswith("/web"):
             root = self.prefix[: -len("/web")]
-            return f"{root}/cdx/search/cdx?{query}"
-        return f"{self.prefix}/cdx?{query}"
+            return endpoint_url(root, "cdx/search/cdx", params=params)
+        return endpoint_url(self.prefix, "cdx", params=params)
 
     def split_memento_url(self, memento_url: str) -> tuple[str, str] | None:
         """`{prefix}/{timestamp}{modifier}/{original}` → (timestamp, original)."""
@@ -127,6 +140,13 @@ class ArchiveEndpoint:
         # Some archives collapse "//" in the embedded URL ("http:/example.com/").
         original = re.sub(r"^(https?):/(?!/)", r"\1://", original)
         return match.group(1), original
+
+
+def _stamp(timestamp: str) -> str:
+    """An archive timestamp (digits; from an archive's listing, so checked)."""
+    if not re.fullmatch(r"\d{1,14}", timestamp):
+        raise InvalidURL(f"not an archive timestamp: {timestamp[:40]!r}")
+    return timestamp
 
 
 def timestamp_of(moment: datetime) -> str:
@@ -500,7 +520,7 @@ async def list_mementos(url: str, fetcher: Fetcher,
         try:
             listed = await _list_from(endpoint, url, fetcher)
         except _ArchiveDown as exc:
-            log.warning("archive %s unavailable: %s", endpoint.prefix, exc)
+            log.warning("archive %s unavailable: %s", mask_url(endpoint.prefix), exc)
             continue
         answered += 1
         captures.extend(listed or [])
@@ -554,10 +574,10 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
         if response.content_type and not response.is_html and \
                 not response.content_type.startswith("text/"):
             continue
-        document = parse_document(response.content, capture.original_url,
+        document = await off_loop(parse_document, response.content, capture.original_url,
                                   content_type=response.headers.get("content-type"))
         if looks_like_error_page(document):
-            log.info("capture %s is an error page", capture.raw_url)
+            log.info("capture %s is an error page", mask_url(capture.raw_url))
             continue
         return capture.model_copy(update={
             "status": 200,

@@ -27,6 +27,7 @@ for clear errors before any connection is opened.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 from collections.abc import Iterable
@@ -37,7 +38,7 @@ import httpcore
 
 from pagetrail.tools.errors import FetchFailed, RefusedAddress
 from pagetrail.tools.settings import Settings
-from pagetrail.tools.urls import DEFAULT_PORTS
+from pagetrail.tools.urls import DEFAULT_PORTS, validate_url
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -306,3 +307,16 @@ class GuardedNetworkBackend:
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
+
+
+async def ensure_fetchable(url: str, settings: Settings) -> str:
+    """A URL a person or a model gave: validated (InvalidURL) and refused when it points at a
+    private/loopback/link-local/metadata address (RefusedAddress), with no endpoint exemption.
+
+    The one gate every face's user URLs pass (CLI, MCP through tools.api, Slack, scans), so
+    the same mistake is the same error everywhere. A name that does not resolve is let
+    through: dead hosts are what pagetrail recovers."""
+    url = validate_url(url)
+    with contextlib.suppress(FetchFailed):  # DNS failure: the engine says "unreachable"
+        await AddressGuard(settings).check_url(url)
+    return url

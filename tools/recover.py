@@ -42,6 +42,7 @@ from pagetrail.tools.models import (
     Recovery,
     Scores,
 )
+from pagetrail.tools.offload import off_loop
 from pagetrail.tools.queryplan import QueryEvidence, plan_queries
 from pagetrail.tools.rank import (
     CandidateEvidence,
@@ -292,8 +293,9 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
             run.add_hit("INFER", Hit(url=proposal_url, rank=1, engine="rules"))
             rule_support[normalize_url(proposal_url)] = support
 
-    query_evidence = _query_evidence(run, document, anchor, anchor_facts, context,
-                                     source_html, source_url, lang, store, evidence)
+    # Signature, linking-page parse and term models: CPU work, off the loop (tools.offload).
+    query_evidence = await off_loop(_query_evidence, run, document, anchor, anchor_facts,
+                                    context, source_html, source_url, lang, store, evidence)
     reference = Reference(
         dead_url=run.url, memento=document, memento_date=memento.datetime if memento else None,
         anchor=anchor, anchor_usable=bool(anchor_facts and not anchor_facts.is_stop_anchor),
@@ -556,7 +558,7 @@ async def _rank(run: _Run, reference: Reference) -> list[Candidate]:
     run.enter("candidates")
     await _fetch_candidates(run)
     await run.report("ranking", len(run.fetched), len(run.candidates), "")
-    ranked = rank_candidates(reference, run.candidates.values())
+    ranked = await off_loop(rank_candidates, reference, list(run.candidates.values()))
     run.enter("search")
     return ranked
 
@@ -597,7 +599,7 @@ async def _fetch_candidates(run: _Run) -> None:
             return
         # In a thread: extraction is ~50 ms of CPU a page, and the other candidates'
         # transfers (and other recoveries sharing the loop) go on meanwhile.
-        document = await asyncio.to_thread(
+        document = await off_loop(
             parse_document, response.content, response.final_url,
             content_type=response.headers.get("content-type"), links=False)
         if looks_like_error_page(document):

@@ -42,7 +42,7 @@ from pagetrail.tools.classify import (
 )
 from pagetrail.tools.errors import ConfigError, PagetrailError
 from pagetrail.tools.models import Memento
-from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.settings import Settings, get_settings, mask_url
 from pagetrail.tools.uritokens import TokenOptions, all_grams, similarity_tokens, uri_text
 from pagetrail.tools.urls import normalize_url, validate_url
 
@@ -305,7 +305,7 @@ async def _measure_quality(page: RelatedPage, fetch_capture: CaptureFetch,
     try:
         body = await fetch_capture(memento)
     except PagetrailError as exc:
-        log.info("capture %s not fetched: %s", memento.raw_url, exc)
+        log.info("capture %s not fetched: %s", mask_url(memento.raw_url), exc)
         return
     if body is None:
         return

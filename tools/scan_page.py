@@ -20,6 +20,7 @@ from pagetrail.tools.document import parse_document
 from pagetrail.tools.errors import FetchFailed, PagetrailError, UnsupportedContent
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.models import Link, Recovery
+from pagetrail.tools.offload import off_loop
 from pagetrail.tools.recover import ProgressFn, recover
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import normalize_url
@@ -42,6 +43,8 @@ class PageScan(BaseModel):
     links_found: int  # distinct http(s) links on the page, other than the page itself
     links_checked: int
     truncated: bool = False  # more links than max_links: the rest were not checked
+    links_skipped: int = 0  # links on the page not checked (beyond max_links)
+    max_links: int = 0  # the cap applied
     dead: int = 0
     links: list[LinkStatus] = Field(default_factory=list)
     recoveries: list[Recovery] = Field(default_factory=list)
@@ -79,7 +82,7 @@ async def _page_links(url: str, fetcher: Fetcher) -> tuple[str, str, list[Link]]
         raise FetchFailed(f"the page answered {response.status}", url=url)
     if not response.is_html:
         raise UnsupportedContent(f"not an HTML page ({response.content_type})", url=url)
-    document = parse_document(response.content, response.final_url,
+    document = await off_loop(parse_document, response.content, response.final_url,
                               content_type=response.headers.get("content-type"))
     return response.final_url, document.title, document.links
 
@@ -133,6 +136,7 @@ async def scan_page(url: str, *, settings: Settings | None = None, store: Any | 
     return PageScan(
         url=url, final_url=final_url, title=title, links_found=len(candidates),
         links_checked=len(checked), truncated=len(candidates) > len(to_check),
+        links_skipped=len(candidates) - len(to_check), max_links=max_links,
         dead=len(dead_links), links=checked, recoveries=recoveries,
         not_recovered=[link.url for link, _s in dead_links[limit:]],
     )

@@ -79,6 +79,8 @@ from pagetrail.tools.linkstate import (
 )
 from pagetrail.tools.linkstate import since as state_since
 from pagetrail.tools.models import CheckResult, Link
+from pagetrail.tools.netguard import ensure_fetchable
+from pagetrail.tools.offload import off_loop
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.urls import site_of, validate_url
 
@@ -92,6 +94,9 @@ FETCH_ERRORS = (FetchFailed, RefusedAddress, TooManyRedirects, BodyTooLarge, Dec
 FLUSH_EVERY = 1000  # checks and pages per store transaction (fewer, larger: cheaper)
 FLUSH_SECONDS = 1.0  # ... or this often, whichever first: a kill loses at most this much
 MAX_SITEMAP_FILES = 5
+# Pages larger than this are parsed in the CPU pool (tools.offload): a small page costs less
+# to parse than the hop, a large one would hold the loop (and a bot's acks) for seconds.
+OFF_LOOP_BYTES = 256 * 1024
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
@@ -128,6 +133,18 @@ class LinkChange:
 
 
 @dataclass
+class PageProblem:
+    """A page the scan meant to read and could not (its links are missing from the scan)."""
+
+    url: str
+    code: str  # the PagetrailError code: body_too_large, decompression_bomb, fetch_failed…
+    reason: str
+
+
+MAX_PROBLEMS = 50  # page problems listed in a result (all are counted)
+
+
+@dataclass
 class ScanResult:
     scan_id: str
     target: str
@@ -145,6 +162,11 @@ class ScanResult:
     # Every checked URL in a state worth reporting (REPORTED_STATES), changed or not: a link
     # still suspect, still dead or still flapping is reported each scan, with since-when.
     links: list[LinkChange] = field(default_factory=list)
+    # What this run did not do, and why: {"links_beyond_page_cap": n, "links_beyond_scan_cap":
+    # n, "pages_unreadable": n}; the unreadable pages, listed (MAX_PROBLEMS at most).
+    skipped: dict[str, int] = field(default_factory=dict)
+    problems: list[PageProblem] = field(default_factory=list)
+    limits: dict[str, int] = field(default_factory=dict)  # the caps this run applied
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -153,8 +175,9 @@ class ScanResult:
         """to_dict() without `changes` and `links`: the counts a finished scan keeps (a first
         scan of a site changes every URL's state; deep-copying that list only to drop it is
         costly)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("changes", "links")}
+        kept = {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("changes", "links", "problems")}
+        return {**kept, "problems": [asdict(p) for p in self.problems]}
 
 
 # --- pure helpers ---------------------------------------------------------------------------
@@ -378,18 +401,30 @@ class Scanner:
         self._already: dict[str, str] = {}  # URL → verdict recorded earlier by this scan
         self._done = 0
         self._total = 0
+        self.skipped: Counter[str] = Counter()
+        self.problems: list[PageProblem] = []
 
     # -- scheduling --
     def _schedule_page(self, url: str, depth: int) -> None:
         if url in self._scheduled:
+            return
+        if not self._room():
+            self.skipped["links_beyond_scan_cap"] += 1
             return
         self._scheduled.add(url)
         self._pages += 1
         self._total += 1
         self._queue.put_nowait(("page", url, depth))
 
+    def _room(self) -> bool:
+        """Whether the scan may take one more URL (settings.scan_max_links, pages included)."""
+        return len(self._scheduled) < self.settings.scan_max_links
+
     def _schedule_check(self, url: str) -> None:
         if url in self._scheduled:
+            return
+        if not self._room():
+            self.skipped["links_beyond_scan_cap"] += 1
             return
         self._scheduled.add(url)
         if url in self._already:
@@ -418,6 +453,7 @@ class Scanner:
         try:
             response = await self.client.get(url, polite=True)
         except FETCH_ERRORS as exc:
+            self._problem(url, exc)
             await self.recorder.check(judge(url, observe_error(url, "GET", exc), None))
             return
         # A redirect onto a page crawled in its own right: its links are recorded there.
@@ -425,6 +461,11 @@ class Scanner:
         want_links = response.content_type in HTML_TYPES and not landed_elsewhere \
             and is_same_site(response.final_url, self.site)
         result, links = await self._assess(url, response, want_links)
+        cap = self.settings.scan_max_links_per_page
+        if len(links) > cap:
+            self.skipped["links_beyond_page_cap"] += len(links) - cap
+            self.skipped["pages_over_link_cap"] += 1
+            links = links[:cap]
         edges = [Edge(url, link.url, link.anchor, link.context) for link in links]
         if want_links and result.verdict in ("ok", "redirected"):
             # A redirect lands on a page that may be linked too: do not crawl it twice.
@@ -432,10 +473,17 @@ class Scanner:
         await self.recorder.page(url, depth, edges, result)
         self._expand(depth, edges)
 
+    def _problem(self, url: str, exc: PagetrailError) -> None:
+        self.skipped["pages_unreadable"] += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(PageProblem(url=url, code=exc.code, reason=str(exc)[:300]))
+
     async def _assess(self, url: str, response: Response, want_links: bool
                       ) -> tuple[CheckResult, list[Link]]:
         """Verdict (and links) of a fetched page, with the shape's soft-404 probe."""
         sibling = await self.prober.sibling_for(url) if may_need_sibling(url, response) else None
+        if len(response.content) > OFF_LOOP_BYTES:  # a big page: parsed off the loop
+            return await off_loop(assess, url, response, sibling, want_links=want_links)
         return assess(url, response, sibling, want_links=want_links)
 
     async def _check_link(self, url: str) -> None:
@@ -525,6 +573,9 @@ class Scanner:
     async def run(self) -> ScanResult:
         started = time.monotonic()
         started_at = self.clock()
+        # The target is a user's URL: refused like in every other face, before anything
+        # is recorded (a loopback target is an error, not a scan of one unreachable page).
+        await ensure_fetchable(self.seed, self.settings)
         key = self.options.key(self.seed)
         self.scan_id, self.resumed = await asyncio.to_thread(
             open_scan, self.store, self.scan_id, self.seed, key,
@@ -556,6 +607,11 @@ class Scanner:
             started_at=started_at, finished_at=self.clock(),
             seconds=time.monotonic() - started, requests=requests,
             policy=Policy.from_settings(self.settings))
+        result.skipped = {k: v for k, v in sorted(self.skipped.items()) if v}
+        result.problems = list(self.problems)
+        result.limits = {"links_per_page": self.settings.scan_max_links_per_page,
+                         "links_per_scan": self.settings.scan_max_links,
+                         "bytes_per_page": self.settings.max_bytes}
         await asyncio.to_thread(finish_scan, self.store, self.scan_id, result.summary(),
                                 at=self.clock())
         return result

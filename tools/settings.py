@@ -102,6 +102,10 @@ class Settings(BaseSettings):
     # --- scanner -------------------------------------------------------------------------
     confirm_failures: int = 3
     confirm_days: float = 3.0
+    # Work bounds: links taken from one page (the rest reported as skipped), links checked
+    # in one scan (pages included), bytes parsed per page (the body cap is max_bytes).
+    scan_max_links_per_page: int = Field(default=1000, ge=1)
+    scan_max_links: int = Field(default=50_000, ge=1)
 
     # --- faces ---------------------------------------------------------------------------
     mcp_token: SecretStr | None = None

@@ -13,14 +13,13 @@ import logging
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlencode
 
 from pagetrail.tools.document import clip
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.models import Document, Memento, Tag
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.text import tokenize
-from pagetrail.tools.urls import same_url, validate_url
+from pagetrail.tools.urls import endpoint_url, same_url, validate_url
 
 if TYPE_CHECKING:
     from pagetrail.tools.fetch import Fetcher
@@ -66,10 +65,9 @@ class HackerNewsSource:
     name = "hn"
 
     async def tags(self, request: TagRequest) -> list[str]:
-        base = request.settings.hn_api_url.rstrip("/")
-        query = urlencode({"query": request.url, "restrictSearchableAttributes": "url"})
-        response = await request.fetcher.get(f"{base}/search?{query}", max_bytes=HN_MAX_BYTES,
-                                             endpoint=True)
+        url = endpoint_url(request.settings.hn_api_url, "search", params={
+            "query": request.url, "restrictSearchableAttributes": "url"})
+        response = await request.fetcher.get(url, max_bytes=HN_MAX_BYTES, endpoint=True)
         if response.status != 200:
             log.info("HN search answered %s", response.status)
             return []

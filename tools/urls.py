@@ -83,3 +83,92 @@ def normalize_url(url: str) -> str:
 
 def same_url(a: str, b: str) -> bool:
     return normalize_url(a) == normalize_url(b)
+
+
+def without_userinfo(url: str) -> str:
+    """`url` without `user:password@` (what may be shown: in answers, messages, logs)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query,
+                       parts.fragment))
+
+
+def userinfo_authorization(url: str) -> str | None:
+    """The `Authorization: Basic …` value for the URL's `user:password@`, or None."""
+    import base64
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return None
+    user, _, password = parts.netloc.rpartition("@")[0].partition(":")
+    token = f"{unquote(user)}:{unquote(password)}".encode()
+    return "Basic " + base64.b64encode(token).decode()
+
+
+# --- a user's URL as data under a configured endpoint ---------------------------------------
+
+_ENCODED_DOT = re.compile("%2e", re.IGNORECASE)
+
+
+def is_dot_segment(segment: str) -> bool:
+    """`.` or `..`, also percent-encoded (`%2e%2E`) or with path parameters (`..;x`): what
+    some client or server on the way resolves as a step up or a no-op."""
+    name = _ENCODED_DOT.sub(".", segment.split(";", 1)[0])
+    return name in (".", "..")
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4 on a path, counting encoded and parameterised dots as dots (pure)."""
+    out: list[str] = []
+    segments = path.split("/")
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if is_dot_segment(segment):
+            if _ENCODED_DOT.sub(".", segment.split(";", 1)[0]) == ".." and len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")
+            continue
+        out.append(segment)
+    joined = "/".join(out)
+    return joined if joined.startswith("/") or not path.startswith("/") else "/" + joined
+
+
+def url_as_path_data(url: str) -> str:
+    """`url` fit to travel in an endpoint's path (`{prefix}/{url}`, wayback style): the
+    same resource, with nothing a client or server would resolve against the endpoint's own
+    path — dot segments resolved within the URL's own path (as a browser would), backslashes
+    (a separator to some servers) encoded, the fragment (never sent) dropped."""
+    parts = urlsplit(url.replace("\\", "%5C"))
+    path = remove_dot_segments(parts.path) if parts.path else ""
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def endpoint_url(base: str, path: str = "", *, data_url: str | None = None,
+                 params: dict[str, str | int] | None = None) -> str:
+    """A request URL under the configured endpoint `base` — the one way any part of pagetrail
+    puts a user's URL or query into a configured archive, search or HN URL.
+
+    `path` is pagetrail's own sub-path (`"timemap/link/"`, `"search"`); `data_url` a URL
+    carried in the path (url_as_path_data); `params` the query, encoded. The base's own
+    query (an instance token) is kept. InvalidURL when the result would leave the base's
+    path: a user's text never chooses which path of an endpoint is requested."""
+    parts = urlsplit(base.strip())
+    prefix = parts.path.rstrip("/")
+    tail = path.lstrip("/")
+    query = ""
+    if data_url is not None:
+        data = urlsplit(url_as_path_data(data_url))
+        tail += urlunsplit((data.scheme, data.netloc, data.path, "", ""))
+        query = data.query
+    extra = [parts.query] if parts.query else []
+    if params:
+        extra.append(urlencode(params))
+    query = "&".join(q for q in [query, *extra] if q)
+    full_path = f"{prefix}/{tail}" if tail else (prefix or "/")
+    below = full_path[len(prefix):]
+    if any(is_dot_segment(segment) for segment in below.split("/")):
+        raise InvalidURL("this URL cannot be looked up: its path would leave the endpoint's",
+                         url=(data_url or path)[:200])
+    return urlunsplit((parts.scheme, parts.netloc, full_path, query, ""))

@@ -8,7 +8,6 @@ never in the URL, so it cannot leak into logs or error messages through a URL.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -25,6 +24,7 @@ from pagetrail.tools.engines.base import (
 from pagetrail.tools.engines.searxng import with_site
 from pagetrail.tools.errors import EngineUnavailable
 from pagetrail.tools.models import Hit
+from pagetrail.tools.urls import endpoint_url
 
 BRAVE_API = "https://api.search.brave.com"
 MAX_COUNT = 20  # the API's largest page
@@ -65,7 +65,7 @@ class BraveEngine:
         secret = self._api_key.get_secret_value()
         params = {"q": with_site(query, site), "count": min(max(limit, 1), MAX_COUNT)}
         response = await fetch_checked(
-            self.fetcher, self.name, f"{self.base_url}/res/v1/web/search?{urlencode(params)}",
+            self.fetcher, self.name, endpoint_url(self.base_url, "res/v1/web/search", params=params),
             headers={"Accept": "application/json", "X-Subscription-Token": secret},
             secrets=[secret],
         )

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlencode
 
 from pagetrail.tools.engines.base import (
     EngineContext,
@@ -31,7 +30,7 @@ from pagetrail.tools.engines.base import (
 from pagetrail.tools.engines.overlap import rank_by_overlap
 from pagetrail.tools.engines.site import is_page_like
 from pagetrail.tools.models import Hit
-from pagetrail.tools.urls import host_of, normalize_url, same_url
+from pagetrail.tools.urls import endpoint_url, host_of, normalize_url, same_url
 
 IA_CDX = "https://web.archive.org/cdx/search/cdx"
 MAX_ROWS = 5000
@@ -74,7 +73,7 @@ def cdx_query_url(endpoint: CdxEndpoint, host: str, after: datetime | None,
         # Server-side trimming where the API supports it: one row per URL, 200s only.
         params.update({"fl": "original,timestamp,statuscode,mimetype",
                        "filter": "statuscode:200", "collapse": "urlkey"})
-    return f"{endpoint.url}?{urlencode(params)}"
+    return endpoint_url(endpoint.url, params=params)
 
 
 def _capture(record: dict[str, Any]) -> Capture | None:

@@ -9,7 +9,6 @@ At most 10 results per request; `start` pages through them.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -25,6 +24,7 @@ from pagetrail.tools.engines.base import (
 )
 from pagetrail.tools.errors import EngineUnavailable
 from pagetrail.tools.models import Hit
+from pagetrail.tools.urls import endpoint_url
 
 GOOGLE_API = "https://www.googleapis.com"
 PAGE = 10
@@ -66,7 +66,7 @@ class GoogleEngine:
         if site:
             params["siteSearch"] = site
             params["siteSearchFilter"] = "i"
-        return f"{self.base_url}/customsearch/v1?{urlencode(params)}"
+        return endpoint_url(self.base_url, "customsearch/v1", params=params)
 
     async def search(self, query: str, *, site: str | None = None, limit: int = 10,
                      context: SearchContext | None = None) -> list[Hit]:

@@ -8,7 +8,6 @@ and enforced on the answer, since not every backend honours it.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from pagetrail.tools.engines.base import (
     EngineContext,
@@ -21,6 +20,7 @@ from pagetrail.tools.engines.base import (
 )
 from pagetrail.tools.errors import EngineUnavailable
 from pagetrail.tools.models import Hit
+from pagetrail.tools.urls import endpoint_url
 
 RESULTS_PER_PAGE = 10
 
@@ -53,7 +53,7 @@ class SearxngEngine:
 
     def page_url(self, query: str, page: int) -> str:
         params = {"q": query, "format": "json", "pageno": page}
-        return f"{self.base_url}/search?{urlencode(params)}"
+        return endpoint_url(self.base_url, "search", params=params)
 
     async def search(self, query: str, *, site: str | None = None, limit: int = 10,
                      context: SearchContext | None = None) -> list[Hit]:
