@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Dialect, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
@@ -104,6 +104,11 @@ class Store:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+# What a caller outside store/ catches when the store fails: the driver's errors and the
+# one-line StoreUnavailable they are turned into (callers need not know SQLAlchemy).
+STORE_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError, StoreUnavailable)
 
 
 @contextmanager

@@ -24,9 +24,8 @@ from typing import Any
 from lxml.etree import LxmlError
 from pydantic import BaseModel, Field
 from sqlalchemy import select
-from sqlalchemy.exc import SQLAlchemyError
 
-from pagetrail.store.db import Store
+from pagetrail.store.db import STORE_ERRORS, Store
 from pagetrail.store.linkgraph import backlinks
 from pagetrail.store.models import DigestRun, Watch
 from pagetrail.tools.errors import PagetrailError
@@ -48,7 +47,7 @@ MAX_LISTED = 50  # links listed per section (counts stay exact)
 # what a hostile site's bytes do to decoders and parsers (a corrupt gzip sitemap: zlib.error,
 # EOFError). One target's such failure is its error in the digest, never the other targets';
 # anything else is a bug and stops the run out loud.
-TARGET_ERRORS = (PagetrailError, SQLAlchemyError, OSError, EOFError, ValueError, LookupError,
+TARGET_ERRORS = (PagetrailError, *STORE_ERRORS, OSError, EOFError, ValueError, LookupError,
                  zlib.error, LxmlError)
 
 
@@ -205,7 +204,7 @@ async def recover_confirmed(digest: ScanDigest, *, store: Store, settings: Setti
                 anchor=source.anchor if source else None,
                 context=source.context if source else None,
                 settings=settings, store=store), timeout=max(1.0, deadline - time.monotonic()))
-        except (PagetrailError, TimeoutError, SQLAlchemyError) as exc:
+        except (PagetrailError, TimeoutError, *STORE_ERRORS) as exc:
             log.warning("digest: recovery of %s failed: %s", link.url, exc)
             link.recovery_error = (f"{type(exc).__name__}: {exc}" if str(exc)
                                    else "timed out" if isinstance(exc, TimeoutError)

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy.exc import SQLAlchemyError
-
+from pagetrail.store.db import STORE_ERRORS
 from pagetrail.tools.anchor import anchor_info
 from pagetrail.tools.document import link_context, looks_like_error_page, parse_document
 from pagetrail.tools.engines.base import SearchContext
@@ -213,7 +212,7 @@ async def _stored(failures: list[EngineFailure], what: str, default: T,
     (`store`), never a crash of the recovery nor a silent gap."""
     try:
         return await asyncio.to_thread(call, *args)
-    except SQLAlchemyError as exc:
+    except STORE_ERRORS as exc:
         log.warning("store failed while %s: %s", what, exc)
         failures.append(EngineFailure(engine="store",
                                       error=f"{what}: {type(exc).__name__}: {exc}"[:500]))

@@ -19,14 +19,13 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
 from sqlalchemy import delete, select
-from sqlalchemy.exc import SQLAlchemyError
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
     retry_if_exception_type,
 )
 
-from pagetrail.store.db import Store
+from pagetrail.store.db import STORE_ERRORS, Store
 from pagetrail.store.models import SearchCache
 from pagetrail.tools.engines.base import (
     Engine,
@@ -178,7 +177,7 @@ class SearchService:
             message = redact(str(exc), self.secrets)
             log.warning("search engine %s failed: %s", engine.name, message)
             return [], False, EngineFailure(engine=engine.name, error=f"{exc.code}: {message}")
-        except SQLAlchemyError as exc:  # the local index lives in the store
+        except STORE_ERRORS as exc:  # the local index lives in the store
             log.warning("search engine %s: store failed: %s", engine.name, exc)
             return [], False, EngineFailure(engine=engine.name,
                                             error=f"store: {type(exc).__name__}")
@@ -244,7 +243,7 @@ class SearchService:
             return None
         try:
             return await asyncio.to_thread(self._cache_get_sync, engine, query, scope)
-        except (SQLAlchemyError, ValidationError) as exc:  # unreadable: a miss, said so
+        except (*STORE_ERRORS, ValidationError) as exc:  # unreadable: a miss, said so
             log.warning("search cache read failed: %s", exc)
             failures.append(_store_failure("search cache read", exc))
             return None
@@ -269,7 +268,7 @@ class SearchService:
             return
         try:
             await asyncio.to_thread(self._cache_put_sync, engine, query, scope, hits)
-        except SQLAlchemyError as exc:  # the hits stand; only the next search pays again
+        except STORE_ERRORS as exc:  # the hits stand; only the next search pays again
             log.warning("search cache write failed: %s", exc)
             failures.append(_store_failure("search cache write", exc))
 
