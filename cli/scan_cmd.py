@@ -67,7 +67,8 @@ def show_progress(quiet: bool) -> bool:
 
 
 @contextmanager
-def progress_bar(enabled: bool) -> Iterator[ProgressFn | None]:
+def progress_bar(enabled: bool, description: str = "checking links",
+                 ) -> Iterator[ProgressFn | None]:
     if not enabled:
         yield None
         return
@@ -75,7 +76,7 @@ def progress_bar(enabled: bool) -> Iterator[ProgressFn | None]:
 
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as bar:
-        task = bar.add_task("checking links", total=None)
+        task = bar.add_task(description, total=None)
 
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
