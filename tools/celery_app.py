@@ -56,7 +56,13 @@ def configure(app: Celery, settings: Settings) -> None:
                     "a slow job may be handed to a second worker", visibility, longest)
     app.conf.update(
         broker_url=settings.broker_url,
-        broker_transport_options={"visibility_timeout": visibility},
+        broker_transport_options={
+            "visibility_timeout": visibility,
+            # How often a worker looks for jobs a lost worker left unacknowledged (kombu's
+            # default sweep is every 10 × 10 s): a quarter of the timeout, a minute at most.
+            "unacked_restore_interval": max(1, min(60, visibility // 4)),
+            "unacked_restore_throttle": 1,
+        },
         broker_connection_retry_on_startup=True,
         task_acks_late=True,
         task_reject_on_worker_lost=True,

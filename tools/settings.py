@@ -111,7 +111,7 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     # Seconds before Redis hands an unacknowledged job to another worker: longer than the
     # longest job (a recovery is bounded by its time limit below).
-    broker_visibility_timeout: int = 3600
+    broker_visibility_timeout: int = 7200
     check_time_limit: int = 300  # seconds for one chunk of checks (hard limit: +30 s)
     recover_time_limit: int = 300  # seconds for one recovery
     scan_time_limit: int = 3600  # seconds for one scan or one channel's digest
