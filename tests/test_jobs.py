@@ -210,3 +210,42 @@ def test_dispatcher_selection(tmp_path, store) -> None:
     with pytest.raises(ConfigError):
         get_dispatcher(Settings(broker_url="redis://127.0.0.1:1/0",
                                 database_url=f"sqlite:///{tmp_path}/x.db"), store)
+
+
+# --- pagetrail recover --batch, in-process ---------------------------------------------------
+
+def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path, capsys):
+    """Answers in input order; a rerun recovers nothing again (the store's job table)."""
+    import csv
+
+    from sqlalchemy import delete, func, select
+
+    from pagetrail.cli.main import main
+    from pagetrail.store import open_store
+    from pagetrail.store.models import Recovery
+
+    batch = tmp_path / "links.jsonl"
+    batch.write_text(
+        f'{{"url": "{tiny_world.moved_from}", "source_url": "{tiny_world.blog_page}", '
+        f'"anchor": "solar farm boom"}}\n'
+        f'{{"url": "{tiny_world.archived_only}"}}\n'
+        '{"url": "not a url"}\n')
+    out = tmp_path / "answers.csv"
+    assert main(["recover", "--batch", str(batch), "--output", str(out)]) == 1  # one failed
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["url"], r["status"], r["answer"]) for r in rows] == [
+        (tiny_world.moved_from, "done", "moved"),
+        (tiny_world.archived_only, "done", "archived"),
+        ("not a url", "failed", "")]
+    assert rows[0]["best_url"] == tiny_world.moved_to
+    assert rows[2]["error"].startswith("invalid_url")
+    assert "3 links: 2 answered, 1 failed" in capsys.readouterr().err
+
+    store = open_store()
+    with store.session() as s:  # no cached answers left: only the job table can skip them
+        assert s.scalar(select(func.count()).select_from(Recovery)) == 2
+        s.execute(delete(Recovery))
+    assert main(["recover", "--batch", str(batch), "--output", str(out)]) == 1
+    with store.session() as s:
+        assert s.scalar(select(func.count()).select_from(Recovery)) == 0
+    assert list(csv.DictReader(out.open())) == rows
