@@ -133,10 +133,13 @@ class Dispatcher(ABC):
 
 
 class InProcessDispatcher(Dispatcher):
-    """Today's behaviour: the jobs run on this event loop, a few at a time."""
+    """Today's behaviour: the jobs run on this event loop, a few at a time (`concurrency`
+    jobs — chunks of `check_chunk` URLs for checks — at once; default per kind)."""
 
-    def __init__(self, settings: Settings, store: Store) -> None:
+    def __init__(self, settings: Settings, store: Store, *,
+                 concurrency: int | None = None) -> None:
         super().__init__(settings, store)
+        self.concurrency = concurrency
         self._background: set[asyncio.Task[Any]] = set()
 
     async def _run(self, kind: JobKind, todo: dict[str, dict[str, Any]], done: int,
@@ -144,7 +147,7 @@ class InProcessDispatcher(Dispatcher):
         items = list(todo.values())
         size = max(1, self.settings.check_chunk) if kind == "check" else 1
         chunks = [items[i:i + size] for i in range(0, len(items), size)]
-        gate = asyncio.Semaphore(IN_PROCESS_CONCURRENCY[kind])
+        gate = asyncio.Semaphore(self.concurrency or IN_PROCESS_CONCURRENCY[kind])
         count = done
 
         async def one(chunk: list[dict[str, Any]]) -> None:
