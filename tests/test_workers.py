@@ -245,3 +245,39 @@ async def test_three_workers_never_exceed_a_hosts_rate_or_concurrency(pg_url, re
         assert all("pagetrail.check" in w.output() for w in started)
     finally:
         server.close()
+
+
+async def test_a_site_scan_runs_on_a_worker_as_in_process(tiny_world, testbed, pg_url,
+                                                          second_pg_url, redis_url, workers):
+    """`pagetrail scan` with a broker: the scan is a job on a worker; its digest is the one an
+    in-process scan of the same site gives."""
+    from pagetrail.store import Store
+    from pagetrail.tools.dispatch import CeleryDispatcher, InProcessDispatcher, scan_on_workers
+
+    options = {"depth": 1, "max_pages": 20, "same_site_only": False}
+    local_env = _env(testbed.env, second_pg_url, "")
+    local_env.pop("PAGETRAIL_BROKER_URL")
+    local_store = Store(second_pg_url)
+    try:
+        expected = await scan_on_workers(InProcessDispatcher(_settings(local_env), local_store),
+                                          tiny_world.blog_page, **options)
+    finally:
+        local_store.dispose()
+    env = _env(testbed.env, pg_url, redis_url)
+    _migrate(pg_url)
+    worker = workers("scanner", env, queues="scans")
+    worker.wait_ready()
+    store = Store(pg_url, migrate=False)
+    try:
+        got = await scan_on_workers(CeleryDispatcher(_settings(env), store, poll_seconds=0.2),
+                                    tiny_world.blog_page, **options)
+    finally:
+        store.dispose()
+    assert "pagetrail.scan" in worker.output()
+
+    def shape(digest):
+        return (digest["urls_checked"], digest["verdicts"], digest["states"],
+                sorted(link["url"] for link in digest["suspect"]))
+
+    assert shape(got) == shape(expected)
+    assert got["urls_checked"] >= 2

@@ -37,6 +37,10 @@ class JobsStalled(PagetrailError):
     code = "jobs_stalled"
 
 
+class JobFailed(PagetrailError):
+    code = "job_failed"
+
+
 # --- configuration checks -------------------------------------------------------------------
 
 def validate_broker_url(url: str) -> str:
@@ -232,3 +236,41 @@ def get_dispatcher(settings: Settings, store: Store) -> Dispatcher:
         ping_broker(settings.broker_url)
         return CeleryDispatcher(settings, store)
     return InProcessDispatcher(settings, store)
+
+
+async def scan_on_workers(dispatcher: Dispatcher, target: str, *, depth: int, max_pages: int,
+                          same_site_only: bool, recover_limit: int = 0,
+                          progress: ProgressFn | None = None) -> dict[str, Any]:
+    """A site scan as a job (on a worker when the dispatcher is Celery), then recoveries of
+    its newly confirmed dead links fanned out as recovery jobs. The digest as JSON (a
+    failed scan raises JobFailed with its recorded error)."""
+    import uuid
+
+    from pagetrail.tools.digest import DigestRecovery, ScanDigest
+
+    item = {"target": target, "request": uuid.uuid4().hex, "depth": depth,
+            "max_pages": max_pages, "same_site_only": same_site_only}
+    (record,) = await dispatcher.run("scan", [item])
+    if record.status != "done":
+        raise JobFailed(f"scan of {target} failed: {record.error}")
+    digest = ScanDigest.model_validate(record.result)
+    links = digest.newly_confirmed[:max(0, recover_limit)]
+    if links:
+        items = []
+        for link in links:
+            source = link.found_on[0] if link.found_on else None
+            items.append({k: v for k, v in {
+                "url": link.url, "source_url": source.page_url if source else None,
+                "anchor": source.anchor if source else None,
+                "context": source.context if source else None}.items() if v})
+        for link, answer in zip(links, await dispatcher.run("recover", items,
+                                                            progress=progress), strict=True):
+            if answer.status != "done":
+                continue  # its error is in the jobs table; the digest shows no answer
+            top = next(iter(answer.result.get("candidates") or []), None)
+            link.recovery = DigestRecovery(
+                answer=answer.result["answer"], url=top["url"] if top else None,
+                kind=top["kind"] if top else None,
+                confidence=top["confidence"] if top else None,
+                cached=bool(answer.result.get("cached")))
+    return digest.model_dump(mode="json")
