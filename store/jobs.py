@@ -90,3 +90,14 @@ def count_jobs(store: Store, kind: str | None = None) -> int:
         if kind is not None:
             query = query.where(JobRow.kind == kind)
         return int(s.scalar(query) or 0)
+
+
+def digest_run_summaries(store: Store, run_ids: Sequence[int]) -> list[tuple[int, dict[str, Any]]]:
+    """(id, summary) of DigestRun rows, in the order asked: the digests that digest jobs built
+    (their records hold the run ids)."""
+    from pagetrail.store.models import DigestRun
+
+    with store.session() as s:
+        rows = {row.id: row.summary for row in s.scalars(
+            select(DigestRun).where(DigestRun.id.in_(list(run_ids))))}
+    return [(run_id, rows[run_id]) for run_id in run_ids if run_id in rows]

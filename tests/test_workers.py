@@ -281,3 +281,30 @@ async def test_a_site_scan_runs_on_a_worker_as_in_process(tiny_world, testbed, p
 
     assert shape(got) == shape(expected)
     assert got["urls_checked"] >= 2
+
+
+async def test_digests_fan_out_one_job_per_channel(tiny_world, testbed, pg_url, redis_url,
+                                                   workers):
+    """`digest run` with a broker: each channel's digest is built by a worker and read back
+    as the ChannelDigest the in-process run returns (recorded as a ready DigestRun)."""
+    from pagetrail.store import Store
+    from pagetrail.store.models import Watch
+    from pagetrail.tools.dispatch import CeleryDispatcher, digest_runner
+
+    env = _env(testbed.env, pg_url, redis_url)
+    _migrate(pg_url)
+    store = Store(pg_url, migrate=False)
+    with store.session() as s:
+        s.add_all([Watch(channel="C1", target=tiny_world.blog_page),
+                   Watch(channel="C2", target=tiny_world.blog_page)])
+    worker = workers("digester", env, queues="digests")
+    worker.wait_ready()
+    try:
+        runner = digest_runner(CeleryDispatcher(_settings(env), store, poll_seconds=0.2))
+        digests = await runner(store, _settings(env), recover=False)
+    finally:
+        store.dispose()
+    assert sorted(d.channel for d in digests) == ["C1", "C2"]
+    assert all(d.run_id and d.scans and d.scans[0].target == tiny_world.blog_page
+               for d in digests)
+    assert len(re.findall(r"pagetrail\.digest\[[0-9a-f-]+\] received", worker.output())) == 2

@@ -274,3 +274,45 @@ async def scan_on_workers(dispatcher: Dispatcher, target: str, *, depth: int, ma
                 confidence=top["confidence"] if top else None,
                 cached=bool(answer.result.get("cached")))
     return digest.model_dump(mode="json")
+
+
+def digest_runner(dispatcher: Dispatcher) -> Callable[..., Any]:
+    """A drop-in for `tools.digest.run_digests` that builds each channel's digest as a job
+    (on the workers when the dispatcher is Celery): one digest job per channel, the digests
+    read back from the runs the jobs recorded. A target watched by several channels is
+    scanned by each channel's job (the in-process run scans it once)."""
+    import uuid
+
+    from pagetrail.store.jobs import digest_run_summaries
+    from pagetrail.tools.digest import ChannelDigest, _watches
+
+    async def run(store: Store, settings: Settings | None = None, *, clock: Any = None,
+                  channel: str | None = None, recover: bool = True,
+                  **_options: Any) -> list[ChannelDigest]:
+        channels = [channel] if channel is not None else list(
+            (await asyncio.to_thread(_watches, store)).keys())
+        items = [{"channel": c, "request": uuid.uuid4().hex, "recover": recover}
+                 for c in channels]
+        records = await dispatcher.run("digest", items)
+        failures = [f"{r.input['channel']}: {r.error}" for r in records if r.status != "done"]
+        if failures:
+            raise JobFailed(f"digest job(s) failed: {'; '.join(failures)}")
+        run_ids = [run_id for r in records for run_id in r.result["runs"]]
+        digests = []
+        for run_id, summary in await asyncio.to_thread(digest_run_summaries, store, run_ids):
+            digest = ChannelDigest.model_validate(
+                {k: v for k, v in summary.items() if k != "slack"})
+            digest.run_id = run_id
+            digests.append(digest)
+        return digests
+
+    return run
+
+
+def configured_digest_runner(settings: Settings, store: Store) -> Callable[..., Any]:
+    """`run_digests` in-process, or `digest_runner` on the workers when a broker is set."""
+    if not settings.broker_url:
+        from pagetrail.tools.digest import run_digests
+
+        return run_digests
+    return digest_runner(get_dispatcher(settings, store))

@@ -13,7 +13,7 @@ Inputs are plain JSON objects (they travel in broker messages):
 - recover: {"url", "source_url", "anchor", "context", "date"}   key: hash of the input, so a
            rerun of a batch file skips the links already answered
 - scan:    {"target", "request", "depth", "max_pages", "same_site_only"}   key: request id
-- digest:  {"channel", "request"}              key: request id
+- digest:  {"channel", "request", "recover"}    key: request id
 """
 
 from __future__ import annotations
@@ -168,7 +168,8 @@ async def digest_job(item: dict[str, Any], settings: Settings, store: Store) -> 
     done = await _done(store, "digest", [key])
     if key in done:
         return done[key]
-    digests = await run_digests(store, settings, channel=item["channel"])
+    digests = await run_digests(store, settings, channel=item["channel"],
+                                recover=bool(item.get("recover", True)))
     record = JobRecord("digest", key, item, "done",
                        {"runs": [d.run_id for d in digests], "channel": item["channel"]})
     await _record(store, [record])
