@@ -233,7 +233,9 @@ def main() -> None:
     rates: list[float] = []
     cpu: list[float] = []
     peak_rps = 0
+    min_gap = float("inf")
     lost = 0
+    procs: list[subprocess.Popen[bytes]] = []
     try:
         runs = [("in-process", 0)] + [("celery", n) for n in counts]
         for mode, n in runs:
@@ -254,6 +256,10 @@ def main() -> None:
             parent.send("stats")
             arrivals = parent.recv()
             stop_workers(procs)
+            procs = []
+            gaps = [b - a for t in arrivals.values() for a, b in zip(sorted(t), sorted(t)[1:],
+                                                                     strict=False)]
+            min_gap = min([min_gap, *gaps])
             per_host = max((max_per_second(t) for t in arrivals.values()), default=0)
             requests = sum(len(t) for t in arrivals.values())
             peak_rps = max(peak_rps, per_host)
@@ -270,6 +276,7 @@ def main() -> None:
                 rates.append(rate)
                 cpu.append(round(1000 * used / args.links, 2))
     finally:
+        stop_workers(procs)
         parent.send("stop")
         server.join(5)
         store.dispose()
@@ -286,6 +293,7 @@ def main() -> None:
         "in_process_cpu_ms_per_link": results["in_process_cpu_ms_per_link"],
         "dispatcher_overhead": round(in_process / one - 1, 3) if one else None,
         "per_host_max_rps": peak_rps, "per_host_limit_rps": args.rps,
+        "per_host_min_gap_s": round(min_gap, 3),
         "lost_jobs": lost,
     }))
 

@@ -110,10 +110,9 @@ async def test_redis_limiter_spaces_and_bounds_a_host_across_instances(redis_url
     await asyncio.gather(*(request(limiters[i % 3]) for i in range(12)))
     starts.sort()
     assert peak == 2
-    # Starts are booked 0.1 s apart on the Redis clock; a late wake-up on this side may
-    # shorten one gap, never add a request: any 1 s holds at most rps (+1 at the edges).
+    # Starts are confirmed 0.1 s (+ margin) apart on the Redis clock: any 1 s holds ≤ rps.
     most = max(sum(1 for t in starts if s <= t < s + 1.0) for s in starts)
-    assert most <= 11
+    assert most <= 10
     assert starts[-1] - starts[0] >= 1.1 - 0.05  # 12 requests: 11 intervals
     for limiter in limiters:
         await limiter.client.aclose()
@@ -151,7 +150,7 @@ async def test_fetches_use_the_redis_limiter_when_configured(redis_url) -> None:
             await asyncio.gather(*(f.get(url, polite=True) for f in (one, two) * 4))
         times = sorted(server.arrivals["127.0.0.1"])
         assert len(times) == 8
-        assert server.max_per_window("127.0.0.1") <= 5 + 1
+        assert server.max_per_window("127.0.0.1") <= 5 + 1  # + both sides' scheduling
         assert times[-1] - times[0] >= 7 * 0.2 - 0.05
     finally:
         server.close()

@@ -142,6 +142,24 @@ if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) en
 return string.format('%.6f', start - now)
 """
 _RELEASE = "return redis.call('ZREM', KEYS[1], ARGV[1])"
+# Just before a polite request is sent: the host's last actual start must be `interval` ago
+# (a caller that woke up late must not leave the next one too short a gap). KEYS: the host's
+# last-start time. ARGV: interval. Returns "0" (start now: recorded) or the seconds to wait.
+_CONFIRM = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local interval = tonumber(ARGV[1])
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if now < last + interval then
+  return string.format('%.6f', last + interval - now)
+end
+redis.call('SET', KEYS[1], string.format('%.6f', now), 'PX', math.ceil(interval * 1000) + 1000)
+return '0'
+"""
+# Added to the interval at confirmation: what may pass between the confirmation and the
+# request reaching the host (a new connection's handshake), so the host never sees two
+# requests closer than the interval.
+SEND_MARGIN = 0.01
 POLL_SECONDS = 0.02  # wait between tries while a host's slots are all leased
 
 
@@ -151,7 +169,9 @@ class RedisHostLimiter(HostLimiter):
     A slot is a lease (a token in the host's sorted set, scored by its expiry): released when
     the request ends, and expiring by itself after `lease_seconds` when its holder died, so a
     killed worker never keeps a host's slot for good. The next-free time is booked in the
-    same script, so callers on any machine get distinct, spaced start times. Redis
+    same script, so callers on any machine get distinct, spaced start times; a polite
+    caller then confirms its actual start against the host's last one (a caller that slept
+    past its time pushes the next one back instead of leaving it too short a gap). Redis
     connection errors are retried by the client (with backoff) before they surface."""
 
     def __init__(self, client: object, *, rps: float = 1.0, concurrency: int = 2,
@@ -166,9 +186,11 @@ class RedisHostLimiter(HostLimiter):
         self.prefix = prefix
         self._acquire = client.register_script(_ACQUIRE)
         self._release = client.register_script(_RELEASE)
+        self._confirm = client.register_script(_CONFIRM)
 
     def _keys(self, host: str) -> list[str]:
-        return [f"{self.prefix}{host}:leases", f"{self.prefix}{host}:next"]
+        return [f"{self.prefix}{host}:leases", f"{self.prefix}{host}:next",
+                f"{self.prefix}{host}:last"]
 
     @asynccontextmanager
     async def _slot(self, host: str, polite: bool) -> AsyncIterator[None]:
@@ -179,13 +201,17 @@ class RedisHostLimiter(HostLimiter):
         args = [token, self.concurrency, f"{self.interval:.6f}", "1" if polite else "0",
                 f"{self.lease_seconds:.3f}"]
         while True:
-            answer = float(await self._acquire(keys=keys, args=args))
+            answer = float(await self._acquire(keys=keys[:2], args=args))
             if answer >= 0:
                 break
             await asyncio.sleep(POLL_SECONDS * (0.5 + random.random()))
         try:
             if answer > 0:
                 await asyncio.sleep(answer)
+            if polite and self.interval > 0:
+                margin = [f"{self.interval + SEND_MARGIN:.6f}"]
+                while (wait := float(await self._confirm(keys=keys[2:], args=margin))) > 0:
+                    await asyncio.sleep(wait)
             yield
         finally:
             # Shielded: a cancelled request still gives its slot back now, not at expiry.
