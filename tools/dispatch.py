@@ -140,11 +140,14 @@ class InProcessDispatcher(Dispatcher):
     """Today's behaviour: the jobs run on this event loop, a few at a time (`concurrency`
     jobs — chunks of `check_chunk` URLs for checks — at once; default per kind)."""
 
+    # Enqueued jobs, held until done (the loop keeps only weak references to tasks): shared,
+    # since a dispatcher is often made for one call and dropped.
+    _background: set[asyncio.Task[Any]] = set()  # noqa: RUF012
+
     def __init__(self, settings: Settings, store: Store, *,
                  concurrency: int | None = None) -> None:
         super().__init__(settings, store)
         self.concurrency = concurrency
-        self._background: set[asyncio.Task[Any]] = set()
 
     async def _run(self, kind: JobKind, todo: dict[str, dict[str, Any]], done: int,
                    total: int, progress: ProgressFn | None) -> None:
