@@ -483,7 +483,9 @@ async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
     job_id = uuid.uuid4().hex
     item = {"target": url, "request": job_id, "depth": depth, "max_pages": max_pages,
             "same_site_only": False}
-    await get_dispatcher(settings, store).enqueue("scan", item)
+    # get_dispatcher pings the broker (blocking): off the event loop.
+    dispatcher = await asyncio.to_thread(get_dispatcher, settings, store)
+    await dispatcher.enqueue("scan", item)
     return SiteScanJob(job_id=job_id, status="queued", target=url)
 
 

@@ -318,4 +318,10 @@ def configured_digest_runner(settings: Settings, store: Store) -> Callable[..., 
         from pagetrail.tools.digest import run_digests
 
         return run_digests
-    return digest_runner(get_dispatcher(settings, store))
+
+    async def on_workers(*args: Any, **kwargs: Any) -> Any:
+        # get_dispatcher checks the configuration and pings the broker (blocking calls).
+        dispatcher = await asyncio.to_thread(get_dispatcher, settings, store)
+        return await digest_runner(dispatcher)(*args, **kwargs)
+
+    return on_workers
