@@ -172,23 +172,26 @@ async def test_kill_9_of_a_worker_mid_batch_loses_and_duplicates_nothing(
     survivor.wait_ready()
     settings = _settings(env)
     batch = asyncio.create_task(_run("recover", items, settings, pg_url))
+    def held() -> set[str]:  # jobs the victim received and has not finished
+        log = victim.output()
+        return set(re.findall(r"pagetrail\.recover\[([0-9a-f-]+)\] received", log)) - set(
+            re.findall(r"pagetrail\.recover\[([0-9a-f-]+)\] succeeded", log))
+
     deadline = time.monotonic() + 60
-    while "pagetrail.recover" not in victim.output() or sum(_job_rows(pg_url).values()) < 2:
+    while not held() or sum(_job_rows(pg_url).values()) < 2:
         assert time.monotonic() < deadline, victim.output()
-        await asyncio.sleep(0.1)
-    victim.kill()  # mid-job: it had received a recovery and the batch is not done
+        await asyncio.sleep(0.05)
+    victim.kill()  # mid-job: it holds a recovery and the batch is not done
     assert sum(_job_rows(pg_url).values()) < len(items)
     got = await asyncio.wait_for(batch, 120)
     assert len(got) == len(items)
     assert [(r.input, r.error) for r in got if r.status != "done"] == []
     # The victim died holding a job, and that very job ran again on the survivor.
-    log = victim.output()
-    held = set(re.findall(r"pagetrail\.recover\[([0-9a-f-]+)\] received", log)) - set(
-        re.findall(r"pagetrail\.recover\[([0-9a-f-]+)\] succeeded", log))
-    assert held, log
+    lost_with_victim = held()
+    assert lost_with_victim, victim.output()
     deadline = time.monotonic() + 60
-    while not all(f"[{task}] succeeded" in survivor.output() for task in held):
-        assert time.monotonic() < deadline, (held, survivor.output())
+    while not all(f"[{task}] succeeded" in survivor.output() for task in lost_with_victim):
+        assert time.monotonic() < deadline, (lost_with_victim, survivor.output())
         await asyncio.sleep(0.2)
     jobs = _job_rows(pg_url)
     assert len(jobs) == len(items) and max(jobs.values()) == 1
