@@ -248,3 +248,19 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
     with store.session() as s:
         assert s.scalar(select(func.count()).select_from(Recovery)) == 0
     assert list(csv.DictReader(out.open())) == rows
+
+
+def test_celery_worker_refuses_a_configuration_that_cannot_work(tmp_path) -> None:
+    """`celery -A pagetrail.tools.celery_app worker` runs the same checks as `pagetrail
+    worker` (Celery would only log a failing start-up hook and go on)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAGETRAIL_")}
+    env.update({"PAGETRAIL_BROKER_URL": f"redis://127.0.0.1:{free_port()}/0",
+                "PAGETRAIL_DATA_DIR": str(tmp_path)})
+    result = subprocess.run([sys.executable, "-m", "celery", "-A",
+                             "pagetrail.tools.celery_app", "worker", "--pool=solo"],
+                            env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "pagetrail: config_error: PAGETRAIL_BROKER_URL is set but the store is SQLite" in (
+        result.stderr + result.stdout)

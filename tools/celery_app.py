@@ -167,6 +167,14 @@ digest_task = _task("digest")
 def _check_before_working(**_: Any) -> None:
     """A worker refuses to start with a configuration that cannot work (one clear line),
     and brings the store's schema up to date before taking jobs."""
-    from pagetrail.tools.dispatch import prepare_distributed
+    import sys
 
-    prepare_distributed(get_settings())
+    from pagetrail.tools.dispatch import prepare_distributed
+    from pagetrail.tools.errors import PagetrailError
+
+    try:
+        prepare_distributed(get_settings())
+    except PagetrailError as exc:
+        # Celery logs and ignores a signal handler's Exception: SystemExit stops the worker.
+        print(f"pagetrail: {exc.code}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
