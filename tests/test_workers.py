@@ -214,6 +214,7 @@ async def test_redis_restarted_mid_batch_the_batch_completes(tiny_world, testbed
         while sum(_job_rows(pg_url).values()) < 2:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.1)
+        assert sum(_job_rows(pg_url).values()) < len(items)  # mid-batch
         redis.restart()  # the queued jobs are in the AOF
         got = await asyncio.wait_for(batch, 150)
         assert len(got) == len(items) and all(r.status == "done" for r in got)
