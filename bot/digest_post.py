@@ -272,7 +272,11 @@ def channel_digest_runner(store: Store, settings: Settings, poster: SlackPoster,
     """`/linkrot digest now` for one channel."""
 
     async def run(channel: str) -> None:
-        outcomes = await post_due_digests(store, settings, poster, channels=[channel])
+        from pagetrail.tools.dispatch import configured_digest_runner
+
+        # With a broker the digest is built by a worker (a digest job); posted from here.
+        outcomes = await post_due_digests(store, settings, poster, channels=[channel],
+                                          runner=configured_digest_runner(settings, store))
         if any(o.status == "skipped" and o.channel == channel for o in outcomes):
             period = period_of(utc_now())
             await poster.post(channel, blocks.message([blocks.section(

@@ -11,7 +11,7 @@ import sys
 
 from pagetrail.cli.common import add_json_flag, print_json, run_async
 from pagetrail.store import open_store
-from pagetrail.tools.digest import ChannelDigest, run_digests, to_json, to_markdown
+from pagetrail.tools.digest import ChannelDigest, to_json, to_markdown
 from pagetrail.tools.settings import Settings
 
 
@@ -29,18 +29,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> list[ChannelDigest]:
+    from pagetrail.tools.dispatch import configured_digest_runner
+
     store = open_store(settings.database_url)
-    return await run_digests(store, settings, channel=args.channel,
-                             recover=not args.no_recover)
+    runner = configured_digest_runner(settings, store)  # on the workers with a broker
+    return await runner(store, settings, channel=args.channel, recover=not args.no_recover)
 
 
 def handle_run(args: argparse.Namespace) -> int:
     settings = Settings()
     if args.post:
         from pagetrail.bot.digest_post import run_and_post
+        from pagetrail.tools.dispatch import configured_digest_runner
 
-        outcomes = run_async(run_and_post(settings, channel=args.channel,
-                                          recover=not args.no_recover))
+        store = open_store(settings.database_url)
+        outcomes = run_async(run_and_post(settings, store, channel=args.channel,
+                                          recover=not args.no_recover,
+                                          runner=configured_digest_runner(settings, store)))
         if args.json:
             print_json([o.__dict__ for o in outcomes])
         for outcome in outcomes if not args.json else []:

@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "related": "pagetrail.cli.classify_cmd",
     "aliases": "pagetrail.cli.aliases_cmd",
     "eval-aliases": "pagetrail.cli.aliases_cmd",
+    "worker": "pagetrail.cli.worker_cmd",
 }
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 # What may stand before the command without changing which parser is needed (-v, -vv, …).

@@ -7,7 +7,14 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from pagetrail.cli.common import add_json_flag, parse_date, print_json, run_async, user_url
+from pagetrail.cli.common import (
+    UsageError,
+    add_json_flag,
+    parse_date,
+    print_json,
+    run_async,
+    user_url,
+)
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.output import robust_link, summary_line
 from pagetrail.tools.urls import validate_url
@@ -15,7 +22,13 @@ from pagetrail.tools.urls import validate_url
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("recover", help="find where a dead link went")
-    parser.add_argument("url")
+    parser.add_argument("url", nargs="?", help="the dead link (or --batch FILE)")
+    parser.add_argument("--batch", metavar="FILE",
+                        help="recover every link of a CSV or JSONL file (url, source_url, "
+                             "anchor, context, date); resumable; on workers with a broker")
+    parser.add_argument("--output", metavar="FILE",
+                        help="with --batch: write the answers here (.csv or .jsonl; default "
+                             "JSONL on stdout)")
     parser.add_argument("--from", dest="source_url", help="the page that linked to it")
     parser.add_argument("--anchor", help="the link's anchor text")
     parser.add_argument("--context", help="words around the link")
@@ -40,6 +53,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def recover_command(args: argparse.Namespace) -> int:
     from pagetrail.store import open_store
+
+    if args.batch:
+        if args.url:
+            raise UsageError("give a URL or --batch FILE, not both")
+        from pagetrail.cli.batch_cmd import recover_batch
+
+        return recover_batch(args.batch, args.output, quiet=args.json)
+    if not args.url:
+        raise UsageError("give the dead link's URL (or --batch FILE)")
     from pagetrail.tools.recover import recover
 
     url = user_url(args.url)

@@ -75,7 +75,8 @@ def show_progress(quiet: bool) -> bool:
 
 
 @contextmanager
-def progress_bar(enabled: bool) -> Iterator[ProgressFn | None]:
+def progress_bar(enabled: bool, description: str = "checking links",
+                 ) -> Iterator[ProgressFn | None]:
     if not enabled:
         yield None
         return
@@ -83,7 +84,7 @@ def progress_bar(enabled: bool) -> Iterator[ProgressFn | None]:
 
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as bar:
-        task = bar.add_task("checking links", total=None)
+        task = bar.add_task(description, total=None)
 
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
@@ -108,10 +109,26 @@ async def _scan(args: argparse.Namespace, settings: Settings,
     return digest
 
 
+def _scan_on_workers(args: argparse.Namespace, settings: Settings) -> ScanDigest:
+    """With a broker: the scan runs on a worker, the recoveries fan out over the workers."""
+    from pagetrail.tools.dispatch import get_dispatcher, scan_on_workers
+
+    dispatcher = get_dispatcher(settings, open_store(settings.database_url))
+    with progress_bar(show_progress(args.quiet), "recovering links") as progress:
+        result = run_async(scan_on_workers(
+            dispatcher, args.target, depth=max(0, args.depth), max_pages=max(1, args.max_pages),
+            same_site_only=args.same_site_only,
+            recover_limit=max(0, args.recover_limit) if args.recover else 0, progress=progress))
+    return ScanDigest.model_validate(result)
+
+
 def handle(args: argparse.Namespace) -> int:
     settings = Settings()
-    with fewer_collections(), progress_bar(show_progress(args.quiet)) as progress:
-        digest = run_async(_scan(args, settings, progress))
+    if settings.broker_url:
+        digest = _scan_on_workers(args, settings)
+    else:
+        with fewer_collections(), progress_bar(show_progress(args.quiet)) as progress:
+            digest = run_async(_scan(args, settings, progress))
     if args.json:
         print_json(to_json(digest))
     else:

@@ -10,12 +10,17 @@ echo "== ruff"
 ruff check .
 
 pgdir=$(mktemp -d /tmp/pagetrail-pg.XXXXXX)
-cleanup() { bash scripts/postgres.sh stop "$pgdir" || true; }
+redisdir=$(mktemp -d /tmp/pagetrail-redis.XXXXXX)
+cleanup() { bash scripts/postgres.sh stop "$pgdir" || true; bash scripts/redis.sh stop "$redisdir" || true; }
 trap cleanup EXIT INT TERM
 port=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 PAGETRAIL_TEST_POSTGRES_URL=$(bash scripts/postgres.sh start "$pgdir" "$port")
 export PAGETRAIL_TEST_POSTGRES_URL
 echo "== PostgreSQL at $PAGETRAIL_TEST_POSTGRES_URL"
+port=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PAGETRAIL_TEST_REDIS_URL=$(bash scripts/redis.sh start "$redisdir" "$port")
+export PAGETRAIL_TEST_REDIS_URL
+echo "== Redis at $PAGETRAIL_TEST_REDIS_URL"
 
 echo "== pytest"
 set +e

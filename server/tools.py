@@ -282,6 +282,38 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
                                            store=store, progress=ProgressRelay(ctx))
 
     @server.tool(
+        title="Scan a whole site (enqueued)",
+        annotations=_annotations("Scan a whole site", read_only=False, idempotent=False),
+        description=(
+            "Start a link-rot scan of a whole site (crawl, check every link); it runs as a "
+            "background job (on the workers when pagetrail is distributed) and returns a "
+            "job_id at once: poll scan_site_result with it. Cost: one request per link and "
+            "page, minutes for a large site; nothing is waited for here." + UNTRUSTED),
+    )
+    async def scan_site(
+        url: Url,
+        depth: Annotated[int, Field(ge=0, le=5)] = 2,
+        max_pages: Annotated[int, Field(ge=1, le=5000)] = 500,
+    ) -> api.SiteScanJob:
+        with tool_errors():
+            return await api.start_site_scan(url, depth=depth, max_pages=max_pages,
+                                             settings=settings, store=store)
+
+    @server.tool(
+        title="Result of a site scan",
+        annotations=_annotations("Result of a site scan", read_only=True, open_world=False),
+        description=(
+            "The state of a scan started with scan_site: queued (not finished yet), done "
+            "(with its digest: newly confirmed dead links, suspects, fixed ones; lists "
+            "clipped to 50) or failed (with the error). Cost: one store lookup." + UNTRUSTED),
+    )
+    async def scan_site_result(
+        job_id: Annotated[str, Field(min_length=1, max_length=64)],
+    ) -> api.SiteScanJob:
+        with tool_errors():
+            return await api.site_scan_status(job_id, store=store)
+
+    @server.tool(
         title="Related archived pages",
         annotations=_annotations("Related archived pages", read_only=True),
         description=(

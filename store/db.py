@@ -80,7 +80,12 @@ def _create_db_engine(url: str) -> Engine:
     if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
         # Plain postgresql:// means psycopg 3, the driver we ship.
         parsed = parsed.set(drivername="postgresql+psycopg")
-    return create_engine(parsed, pool_pre_ping=True, json_serializer=dump_json)
+    from pagetrail.tools.settings import get_settings
+
+    settings = get_settings()  # pool sizes per process: a worker's share of max_connections
+    return create_engine(parsed, pool_pre_ping=True, json_serializer=dump_json,
+                         pool_size=settings.db_pool_size,
+                         max_overflow=settings.db_max_overflow)
 
 
 class Store:

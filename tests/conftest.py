@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["plugin_testbed"]
+pytest_plugins = ["plugin_testbed", "distributed_helpers"]
 
 POSTGRES_URL = os.environ.get("PAGETRAIL_TEST_POSTGRES_URL")
 REPO = Path(__file__).resolve().parent.parent

@@ -19,7 +19,8 @@ from pagetrail.server.app import build_server, server_state
 pytestmark = pytest.mark.testbed
 
 TOOLS = {"recover_link", "check_link", "fetch_memento", "extract_signature", "get_tags",
-         "search_web", "rank_candidates", "record_pick", "scan_page", "recommend_archived"}
+         "search_web", "rank_candidates", "record_pick", "scan_page", "recommend_archived",
+         "scan_site", "scan_site_result"}
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -207,3 +208,25 @@ async def test_excess_calls_queue_then_are_refused(testbed_settings, store, tiny
     assert len(refused) == 2  # one runs, one waits, two are turned away
     assert all("busy" in r.content[0].text for r in refused)
     assert server_state(server).gate.refused == 2
+
+
+async def test_a_site_scan_is_enqueued_and_polled(mcp_server, tiny_world) -> None:
+    """scan_site answers at once with a job id (the scan runs as a job, in-process here,
+    on the workers with a broker); scan_site_result gives the digest when it is done."""
+    async with Client(mcp_server) as client:
+        job = structured(await client.call_tool("scan_site", {"url": tiny_world.blog_page,
+                                                              "depth": 1, "max_pages": 5}))
+        assert job["status"] == "queued" and job["target"] == tiny_world.blog_page
+        deadline = time.monotonic() + 60
+        while True:
+            result = structured(await client.call_tool("scan_site_result",
+                                                       {"job_id": job["job_id"]}))
+            if result["status"] != "queued":
+                break
+            assert time.monotonic() < deadline
+            await anyio.sleep(0.2)
+        assert result["status"] == "done", result
+        assert result["digest"]["target"] == tiny_world.blog_page
+        assert result["digest"]["urls_checked"] >= 2
+        unknown = structured(await client.call_tool("scan_site_result", {"job_id": "nope"}))
+        assert unknown["status"] == "queued" and unknown["digest"] is None

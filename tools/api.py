@@ -511,3 +511,55 @@ def _aware(moment: datetime | None) -> datetime | None:
     if moment is None:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# ------------------------------------------------------------------------ long work, enqueued
+
+MAX_SCAN_LIST = 50  # links per digest section returned to a caller
+
+
+class SiteScanJob(BaseModel):
+    """A site scan started as a job (on the workers when a broker is configured)."""
+
+    job_id: str
+    status: Literal["queued", "done", "failed"]  # queued: not finished yet (or unknown id)
+    target: str = ""
+    digest: dict[str, Any] | None = None  # the scan's digest (sections clipped) when done
+    error: str = ""
+
+
+async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
+                          settings: Settings | None = None, store: Any) -> SiteScanJob:
+    """Enqueue a scan of a whole site; poll `site_scan_status(job_id)` for its digest."""
+    import uuid
+
+    from pagetrail.tools.dispatch import get_dispatcher
+    from pagetrail.tools.scanner import resolve_target
+
+    settings = _settings(settings)
+    url, _site = resolve_target(target)
+    url = await ensure_fetchable(url, settings)
+    job_id = uuid.uuid4().hex
+    item = {"target": url, "request": job_id, "depth": depth, "max_pages": max_pages,
+            "same_site_only": False}
+    # get_dispatcher pings the broker (blocking): off the event loop.
+    dispatcher = await asyncio.to_thread(get_dispatcher, settings, store)
+    await dispatcher.enqueue("scan", item)
+    return SiteScanJob(job_id=job_id, status="queued", target=url)
+
+
+async def site_scan_status(job_id: str, *, store: Any) -> SiteScanJob:
+    from pagetrail.store.jobs import load_jobs
+    from pagetrail.tools.jobs import job_key
+
+    key = job_key("scan", {"request": job_id})
+    record = (await asyncio.to_thread(load_jobs, store, "scan", [key])).get(key)
+    if record is None:
+        return SiteScanJob(job_id=job_id, status="queued")
+    digest = None
+    if record.status == "done":
+        digest = {name: value[:MAX_SCAN_LIST] if isinstance(value, list) else value
+                  for name, value in record.result.items()}
+    return SiteScanJob(job_id=job_id, status="done" if record.status == "done" else "failed",
+                       target=str(record.input.get("target", "")), digest=digest,
+                       error=record.error)

@@ -65,7 +65,7 @@ from pagetrail.tools.fetch import (
     sniff_content_type,
 )
 from pagetrail.tools.models import Hop
-from pagetrail.tools.politeness import HostLimiter, shared_local_limiter
+from pagetrail.tools.politeness import HostLimiter, shared_limiter
 from pagetrail.tools.urls import validate_url
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -373,8 +373,7 @@ class BulkFetcher:
             raise _Delegate
         addresses = await self._checked_addresses(host, port, url)
         if self._limiter is None:
-            self._limiter = shared_local_limiter(self.settings.per_host_rps,
-                                                 self.settings.per_host_concurrency)
+            self._limiter = shared_limiter(self.settings)
         async with self._limiter.slot(host, polite=polite):
             for _ in range(2):  # a second go only when a pooled connection had gone stale
                 self.requests += 1

@@ -58,7 +58,7 @@ from pagetrail.tools.netguard import (
     bypasses_proxy,
     origin_of,
 )
-from pagetrail.tools.politeness import HostLimiter, shared_local_limiter
+from pagetrail.tools.politeness import HostLimiter, shared_limiter
 from pagetrail.tools.settings import Settings
 from pagetrail.tools.urls import userinfo_authorization, validate_url
 
@@ -418,8 +418,7 @@ class Fetcher:
     async def __aenter__(self) -> Fetcher:
         self._client = self._build_client()
         if self._limiter is None:
-            self._limiter = shared_local_limiter(self.settings.per_host_rps,
-                                                 self.settings.per_host_concurrency)
+            self._limiter = shared_limiter(self.settings)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

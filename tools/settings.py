@@ -107,6 +107,23 @@ class Settings(BaseSettings):
     scan_max_links_per_page: int = Field(default=1000, ge=1)
     scan_max_links: int = Field(default=50_000, ge=1)
 
+    # --- distributed mode (Celery over Redis, PostgreSQL) ---------------------------------
+    # Set: jobs go to Celery workers through this Redis, and politeness limits live in it.
+    broker_url: str | None = None
+    # Politeness limits in Redis without a broker (several processes, no workers).
+    redis_url: str | None = None
+    # Seconds before Redis hands an unacknowledged job to another worker: longer than the
+    # longest job (a recovery is bounded by its time limit below).
+    broker_visibility_timeout: int = 7200
+    check_time_limit: int = 300  # seconds for one chunk of checks (hard limit: +30 s)
+    recover_time_limit: int = 300  # seconds for one recovery
+    scan_time_limit: int = 3600  # seconds for one scan or one channel's digest
+    check_chunk: int = 50  # URLs per check job message (one event loop checks them together)
+    # A host's concurrency slot is a lease that expires: a killed worker frees it after this.
+    lease_seconds: float = 60.0
+    db_pool_size: int = 5  # PostgreSQL connections per process (a worker process)
+    db_max_overflow: int = 5
+
     # --- faces ---------------------------------------------------------------------------
     mcp_token: SecretStr | None = None
     mcp_max_concurrent: int = 8
@@ -165,7 +182,8 @@ class Settings(BaseSettings):
 
 
 # Settings whose values are URLs (or lists of URLs): always shown through mask_url.
-URL_SETTINGS = frozenset({"database_url", "proxy", "archives", "searxng_url", "hn_api_url",
+URL_SETTINGS = frozenset({"database_url", "broker_url", "redis_url", "proxy", "archives",
+                          "searxng_url", "hn_api_url",
                           "slack_api_url"})
 MASK = "***"
 

@@ -35,7 +35,7 @@ from pagetrail.tools.engines.base import (
 )
 from pagetrail.tools.errors import PagetrailError, RateLimited
 from pagetrail.tools.models import EngineFailure, Hit
-from pagetrail.tools.politeness import HostLimiter, shared_local_limiter
+from pagetrail.tools.politeness import HostLimiter, shared_limiter
 from pagetrail.tools.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ class SearchService:
         # An engine may carry its own pace (`rps`, e.g. a self-hosted SearXNG).
         if self._limiter is None:
             rps = getattr(engine, "rps", None) or self.settings.search_rps
-            return shared_local_limiter(rps, self.settings.per_host_concurrency)
+            return shared_limiter(self.settings, rps)
         return self._limiter
 
     @property

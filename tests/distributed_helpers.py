@@ -1,0 +1,213 @@
+"""Helpers for the distributed-mode tests: a throw-away Redis (scripts/redis.sh), Celery worker
+subprocesses, and a loopback HTTP server that measures what its clients do to it.
+
+Tests that need Redis take the `redis_url` fixture: PAGETRAIL_TEST_REDIS_URL (scripts/test.sh
+starts one) or, when redis-server is installed, one started for the session. Without either
+they skip locally and fail in CI (CI=true): a missing component must not pass silently.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+REDIS_SCRIPT = REPO / "scripts" / "redis.sh"
+
+
+def missing(component: str) -> None:
+    """Skip locally, fail in CI."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{component} is required in CI")
+    pytest.skip(f"{component} not configured")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """A throw-away redis-server with AOF (jobs survive `restart`)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.url = subprocess.run(
+            ["bash", str(REDIS_SCRIPT), "start", str(directory), str(free_port())],
+            check=True, capture_output=True, text=True).stdout.strip()
+
+    def restart(self) -> None:
+        subprocess.run(["bash", str(REDIS_SCRIPT), "restart", str(self.directory)], check=True)
+
+    def stop(self) -> None:
+        subprocess.run(["bash", str(REDIS_SCRIPT), "stop", str(self.directory)], check=True)
+
+
+def have_redis_server() -> bool:
+    return subprocess.run(["bash", "-c", "command -v redis-server"],
+                          capture_output=True).returncode == 0
+
+
+class Worker:
+    """A real `celery worker` process (its own process group, so kill -9 takes it whole)."""
+
+    def __init__(self, name: str, env: Mapping[str, str], log_dir: Path, *,
+                 queues: str = "checks,recoveries,scans,digests", pool: str = "prefork",
+                 concurrency: int = 1, via_cli: bool = False) -> None:
+        self.name = name
+        self.log = log_dir / f"{name}.log"
+        if via_cli:
+            command = [sys.executable, "-m", "pagetrail.cli.main", "worker",
+                       f"--concurrency={concurrency}", f"--queues={queues}",
+                       f"--pool={pool}", "--loglevel=INFO", f"--hostname={name}@%h"]
+        else:
+            command = [sys.executable, "-m", "celery", "-A", "pagetrail.tools.celery_app",
+                       "worker", f"--concurrency={concurrency}", f"--queues={queues}",
+                       f"--pool={pool}", "--loglevel=INFO", f"--hostname={name}@%h",
+                       "--without-gossip", "--without-mingle", "--without-heartbeat"]
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(command, env=dict(env), stdout=log,
+                                            stderr=subprocess.STDOUT, start_new_session=True,
+                                            cwd=str(log_dir))
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "ready." in self.log.read_text(errors="replace"):
+                return
+            if self.process.poll() is not None:
+                raise AssertionError(f"worker {self.name} exited:\n{self.output()}")
+            time.sleep(0.1)
+        raise AssertionError(f"worker {self.name} not ready:\n{self.output()}")
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+    def kill(self) -> None:
+        """kill -9 of the worker and its pool processes."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class MeteredServer:
+    """A loopback HTTP server that answers after `latency` seconds and records, per Host
+    header, when each request arrived and how many were in flight at once."""
+
+    def __init__(self, latency: float = 0.1) -> None:
+        self.latency = latency
+        self.arrivals: dict[str, list[float]] = defaultdict(list)
+        self.in_flight: dict[str, int] = defaultdict(int)
+        self.max_in_flight: dict[str, int] = defaultdict(int)
+        self._lock = threading.Lock()
+        meter = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _answer(self, body: bool) -> None:
+                host = (self.headers.get("Host") or "").split(":")[0]
+                with meter._lock:
+                    meter.arrivals[host].append(time.monotonic())
+                    meter.in_flight[host] += 1
+                    meter.max_in_flight[host] = max(meter.max_in_flight[host],
+                                                    meter.in_flight[host])
+                try:
+                    time.sleep(meter.latency)
+                    payload = b"not here"
+                    self.send_response(404)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    if body:
+                        self.wfile.write(payload)
+                finally:
+                    with meter._lock:
+                        meter.in_flight[host] -= 1
+
+            def do_GET(self) -> None:
+                self._answer(True)
+
+            def do_HEAD(self) -> None:
+                self._answer(False)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def max_per_window(self, host: str, window: float = 1.0) -> int:
+        """The most requests that arrived within any `window` seconds."""
+        times = sorted(self.arrivals[host])
+        best, start = 0, 0
+        for end, moment in enumerate(times):
+            while moment - times[start] >= window:
+                start += 1
+            best = max(best, end - start + 1)
+        return best
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+TEST_REDIS_URL = os.environ.get("PAGETRAIL_TEST_REDIS_URL")
+TEST_POSTGRES_URL = os.environ.get("PAGETRAIL_TEST_POSTGRES_URL")
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory):
+    """A private redis-server for this session (its own, so a test may restart it)."""
+    if not have_redis_server():
+        missing("redis-server")
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(request: pytest.FixtureRequest) -> str:
+    """A Redis to use, emptied: PAGETRAIL_TEST_REDIS_URL, else the session's own server."""
+    from redis import Redis
+
+    url = TEST_REDIS_URL or request.getfixturevalue("redis_server").url
+    client = Redis.from_url(url)
+    client.flushdb()
+    client.close()
+    return url
+
+
+@pytest.fixture
+def pg_url():
+    """A fresh PostgreSQL database (workers need one); skipped locally, failed in CI."""
+    if not TEST_POSTGRES_URL:
+        missing("PostgreSQL (PAGETRAIL_TEST_POSTGRES_URL)")
+    from conftest import _postgres_database
+
+    yield from _postgres_database()

@@ -1,0 +1,266 @@
+"""Jobs, their store, batch files, the Redis limiter and the distributed configuration checks.
+
+Worker processes are exercised in test_workers.py; here everything runs in this process
+(the Redis limiter against a real redis-server)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import pytest
+from distributed_helpers import MeteredServer, free_port
+
+from pagetrail.store.jobs import JobRecord, count_jobs, done_keys, load_jobs, record_jobs
+from pagetrail.tools.batch import read_batch, write_answers
+from pagetrail.tools.errors import ConfigError
+from pagetrail.tools.jobs import BadJobInput, job_key
+
+
+def test_a_job_is_recorded_once_first_writer_wins(store) -> None:
+    first = JobRecord("recover", "k1", {"url": "https://a.example/"}, "done", {"answer": "moved"})
+    again = JobRecord("recover", "k1", {"url": "https://a.example/"}, "done", {"answer": "none"})
+    record_jobs(store, [first])
+    record_jobs(store, [again, JobRecord("recover", "k2", {}, "failed", {}, "x: y")])
+    assert count_jobs(store) == 2
+    assert load_jobs(store, "recover", ["k1"])["k1"].result == {"answer": "moved"}
+    assert done_keys(store, "recover", ["k1", "k2", "k3"]) == {"k1", "k2"}
+    assert done_keys(store, "check", ["k1"]) == set()  # keys are per kind
+
+
+def test_job_keys_are_the_input_not_its_spelling() -> None:
+    a = job_key("recover", {"url": "https://a.example/x", "anchor": "solar"})
+    b = job_key("recover", {"anchor": "solar", "url": "https://a.example/x", "context": ""})
+    assert a == b
+    assert a != job_key("recover", {"url": "https://a.example/x"})
+    assert job_key("check", {"url": "u", "batch": "1"}) != job_key("check",
+                                                                    {"url": "u", "batch": "2"})
+
+
+def test_batch_files_csv_and_jsonl(tmp_path) -> None:
+    csv_file = tmp_path / "links.csv"
+    csv_file.write_text("url,anchor,date\nhttps://a.example/x,solar farm,2019-06-01\n"
+                        "https://b.example/,,\n")
+    assert read_batch(csv_file) == [
+        {"url": "https://a.example/x", "anchor": "solar farm", "date": "2019-06-01"},
+        {"url": "https://b.example/"}]
+    jsonl = tmp_path / "links.jsonl"
+    jsonl.write_text('{"url": "https://a.example/x", "source_url": "https://s.example/"}\n\n')
+    assert read_batch(jsonl) == [{"url": "https://a.example/x",
+                                  "source_url": "https://s.example/"}]
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("a.jsonl", '{"url": "https://a.example/"}\n{"anchor": "x"}\n', "a.jsonl:2: a row without a url"),
+    ("b.jsonl", "not json\n", "b.jsonl:1: not JSON"),
+    ("c.csv", "link\nhttps://a.example/\n", "c.csv:1: the CSV header needs a 'url' column"),
+    ("d.csv", "url,date\nhttps://a.example/,yesterday\n", "d.csv:2: not an ISO date"),
+])
+def test_a_bad_batch_row_is_named(tmp_path, name, text, message) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(BadJobInput) as caught:
+        read_batch(path)
+    assert str(caught.value).endswith(message) or message in str(caught.value)
+
+
+def test_answers_as_csv_keep_input_order(tmp_path) -> None:
+    import csv
+    import io
+
+    records = [
+        JobRecord("recover", "k1", {"url": "https://a.example/x"}, "done",
+                  {"answer": "moved", "candidates": [
+                      {"url": "https://a.example/y", "kind": "moved", "confidence": 0.9}],
+                   "memento": None}),
+        JobRecord("recover", "k2", {"url": "https://b.example/"}, "failed", {},
+                  "invalid_url: bad"),
+    ]
+    out = io.StringIO()
+    write_answers(records, out, "csv")
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [(r["url"], r["status"], r["best_url"], r["error"]) for r in rows] == [
+        ("https://a.example/x", "done", "https://a.example/y", ""),
+        ("https://b.example/", "failed", "", "invalid_url: bad")]
+
+
+# --- the Redis limiter ------------------------------------------------------------------------
+
+async def test_redis_limiter_spaces_and_bounds_a_host_across_instances(redis_url) -> None:
+    """Three limiters (as three workers would hold) on one Redis: polite requests to a host
+    are spaced by 1/rps and never more than `concurrency` run at once."""
+    from pagetrail.tools.politeness import RedisHostLimiter, redis_client
+
+    limiters = [RedisHostLimiter(redis_client(redis_url), rps=10, concurrency=2)
+                for _ in range(3)]
+    starts: list[float] = []
+    running = peak = 0
+
+    async def request(limiter: RedisHostLimiter) -> None:
+        nonlocal running, peak
+        async with limiter.slot("Host.Example", polite=True):
+            starts.append(time.monotonic())
+            running += 1
+            peak = max(peak, running)
+            await asyncio.sleep(0.15)
+            running -= 1
+
+    await asyncio.gather(*(request(limiters[i % 3]) for i in range(12)))
+    starts.sort()
+    assert peak == 2
+    # Starts are confirmed 0.1 s (+ margin) apart on the Redis clock: any 1 s holds ≤ rps.
+    most = max(sum(1 for t in starts if s <= t < s + 1.0) for s in starts)
+    assert most <= 10
+    assert starts[-1] - starts[0] >= 1.1 - 0.05  # 12 requests: 11 intervals
+    for limiter in limiters:
+        await limiter.client.aclose()
+
+
+async def test_a_dead_holders_slot_expires(redis_url) -> None:
+    """A slot whose holder died (never released) is free again after its lease."""
+    from pagetrail.tools.politeness import RedisHostLimiter, redis_client
+
+    client = redis_client(redis_url)
+    limiter = RedisHostLimiter(client, rps=0, concurrency=1, lease_seconds=0.5)
+    dead = limiter.slot("h.example", polite=False)
+    await dead.__aenter__()  # taken, never given back: the holder was killed
+    started = time.monotonic()
+    async with limiter.slot("h.example", polite=False):
+        waited = time.monotonic() - started
+    assert 0.3 <= waited < 3.0
+    await client.aclose()
+
+
+async def test_fetches_use_the_redis_limiter_when_configured(redis_url) -> None:
+    """PAGETRAIL_REDIS_URL selects the shared limiter for the fetcher: the pace holds for two
+    fetchers (as in two processes) measured at the server."""
+    from pagetrail.tools.fetch import Fetcher
+    from pagetrail.tools.politeness import RedisHostLimiter, shared_limiter
+    from pagetrail.tools.settings import Settings
+
+    server = MeteredServer(latency=0.01)
+    try:
+        settings = Settings(redis_url=redis_url, per_host_rps=5, per_host_concurrency=1,
+                            allow_hosts=[f"127.0.0.1:{server.port}"], retries=0)
+        assert isinstance(shared_limiter(settings), RedisHostLimiter)
+        url = f"http://127.0.0.1:{server.port}/x"
+        async with Fetcher(settings) as one, Fetcher(settings) as two:
+            await asyncio.gather(*(f.get(url, polite=True) for f in (one, two) * 4))
+        times = sorted(server.arrivals["127.0.0.1"])
+        assert len(times) == 8
+        assert server.max_per_window("127.0.0.1") <= 5 + 1  # + both sides' scheduling
+        assert times[-1] - times[0] >= 7 * 0.2 - 0.05
+    finally:
+        server.close()
+
+
+# --- configuration errors ---------------------------------------------------------------------
+
+def _pagetrail(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    import os
+
+    full = {k: v for k, v in os.environ.items() if not k.startswith("PAGETRAIL_")}
+    full.update(env)
+    return subprocess.run([sys.executable, "-m", "pagetrail.cli.main", *args], env=full,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _one_line_error(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+def test_bad_broker_url_is_a_clear_error(tmp_path) -> None:
+    env = {"PAGETRAIL_BROKER_URL": "amqp://guest:secret@127.0.0.1/",
+           "PAGETRAIL_DATABASE_URL": "postgresql://u@127.0.0.1:1/db",
+           "PAGETRAIL_DATA_DIR": str(tmp_path)}
+    result = _pagetrail(["worker"], env)
+    _one_line_error(result, "config_error", "must be a Redis URL")
+    assert "secret" not in result.stderr
+
+
+def test_sqlite_with_a_broker_is_a_clear_error(tmp_path) -> None:
+    batch = tmp_path / "b.jsonl"
+    batch.write_text('{"url": "https://a.example/x"}\n')
+    env = {"PAGETRAIL_BROKER_URL": f"redis://127.0.0.1:{free_port()}/0",
+           "PAGETRAIL_DATA_DIR": str(tmp_path)}
+    _one_line_error(_pagetrail(["recover", "--batch", str(batch)], env),
+                    "config_error", "SQLite", "PostgreSQL")
+
+
+def test_redis_down_at_start_is_a_clear_error(tmp_path) -> None:
+    port = free_port()  # nothing listens there
+    env = {"PAGETRAIL_BROKER_URL": f"redis://127.0.0.1:{port}/0",
+           "PAGETRAIL_DATABASE_URL": "postgresql://u@127.0.0.1:1/db",
+           "PAGETRAIL_DATA_DIR": str(tmp_path)}
+    _one_line_error(_pagetrail(["worker"], env), "broker_unavailable", f"127.0.0.1:{port}")
+
+
+def test_dispatcher_selection(tmp_path, store) -> None:
+    from pagetrail.tools.dispatch import InProcessDispatcher, get_dispatcher
+    from pagetrail.tools.settings import Settings
+
+    assert isinstance(get_dispatcher(Settings(), store), InProcessDispatcher)
+    with pytest.raises(ConfigError):
+        get_dispatcher(Settings(broker_url="redis://127.0.0.1:1/0",
+                                database_url=f"sqlite:///{tmp_path}/x.db"), store)
+
+
+# --- pagetrail recover --batch, in-process ---------------------------------------------------
+
+def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path, capsys):
+    """Answers in input order; a rerun recovers nothing again (the store's job table)."""
+    import csv
+
+    from sqlalchemy import delete, func, select
+
+    from pagetrail.cli.main import main
+    from pagetrail.store import open_store
+    from pagetrail.store.models import Recovery
+
+    batch = tmp_path / "links.jsonl"
+    batch.write_text(
+        f'{{"url": "{tiny_world.moved_from}", "source_url": "{tiny_world.blog_page}", '
+        f'"anchor": "solar farm boom"}}\n'
+        f'{{"url": "{tiny_world.archived_only}"}}\n'
+        '{"url": "not a url"}\n')
+    out = tmp_path / "answers.csv"
+    assert main(["recover", "--batch", str(batch), "--output", str(out)]) == 1  # one failed
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["url"], r["status"], r["answer"]) for r in rows] == [
+        (tiny_world.moved_from, "done", "moved"),
+        (tiny_world.archived_only, "done", "archived"),
+        ("not a url", "failed", "")]
+    assert rows[0]["best_url"] == tiny_world.moved_to
+    assert rows[2]["error"].startswith("invalid_url")
+    assert "3 links: 2 answered, 1 failed" in capsys.readouterr().err
+
+    store = open_store()
+    with store.session() as s:  # no cached answers left: only the job table can skip them
+        assert s.scalar(select(func.count()).select_from(Recovery)) == 2
+        s.execute(delete(Recovery))
+    assert main(["recover", "--batch", str(batch), "--output", str(out)]) == 1
+    with store.session() as s:
+        assert s.scalar(select(func.count()).select_from(Recovery)) == 0
+    assert list(csv.DictReader(out.open())) == rows
+
+
+def test_celery_worker_refuses_a_configuration_that_cannot_work(tmp_path) -> None:
+    """`celery -A pagetrail.tools.celery_app worker` runs the same checks as `pagetrail
+    worker` (Celery would only log a failing start-up hook and go on)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAGETRAIL_")}
+    env.update({"PAGETRAIL_BROKER_URL": f"redis://127.0.0.1:{free_port()}/0",
+                "PAGETRAIL_DATA_DIR": str(tmp_path)})
+    result = subprocess.run([sys.executable, "-m", "celery", "-A",
+                             "pagetrail.tools.celery_app", "worker", "--pool=solo"],
+                            env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "pagetrail: config_error: PAGETRAIL_BROKER_URL is set but the store is SQLite" in (
+        result.stderr + result.stdout)

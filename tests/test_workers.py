@@ -1,0 +1,321 @@
+"""Distributed mode end to end: real Redis, real PostgreSQL, real `celery worker` processes,
+the loopback testbed (recoveries) and a metered loopback server (checks)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import re
+import time
+from collections import Counter
+
+import pytest
+from distributed_helpers import MeteredServer, RedisServer, Worker, have_redis_server, missing
+
+pytestmark = [pytest.mark.redis, pytest.mark.postgres, pytest.mark.slow]
+
+VISIBILITY = 20  # seconds before a killed worker's job goes to another (> the 15 s limits)
+
+
+def _settings(env: dict[str, str]):
+    from pagetrail.tools.settings import Settings
+
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        return Settings()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _env(base: dict[str, str], db: str, broker: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAGETRAIL_")}
+    env.update(base)
+    env.update({"PAGETRAIL_DATABASE_URL": db, "PAGETRAIL_BROKER_URL": broker,
+                "PAGETRAIL_BROKER_VISIBILITY_TIMEOUT": str(VISIBILITY),
+                "PAGETRAIL_RECOVER_TIME_LIMIT": "15", "PAGETRAIL_CHECK_TIME_LIMIT": "15",
+                "PAGETRAIL_SCAN_TIME_LIMIT": "15"})
+    env.update(extra)
+    return env
+
+
+def _migrate(db: str) -> None:
+    """Migrate before starting workers (the migrate-once lock is store/'s business)."""
+    from pagetrail.store import Store
+
+    Store(db).dispose()
+
+
+def _batch(world, n_slow: int = 0) -> list[dict[str, str]]:
+    items = [
+        {"url": world.moved_from, "source_url": world.blog_page, "anchor": "solar farm boom"},
+        {"url": world.archived_only},
+        {"url": world.nxdomain_url},
+        {"url": world.live_redirect},
+        {"url": world.slow_url},
+        {"url": world.moved_from, "anchor": "solar farms", "date": "2019-06-02"},
+    ]
+    items += [{"url": f"https://slow.example/gone/{i}"} for i in range(n_slow)]
+    return items
+
+
+def _answer(record) -> tuple:
+    result = record.result
+    top = [(c["url"], c["kind"]) for c in result.get("candidates", [])[:3]]
+    memento = (result.get("memento") or {}).get("memento_url")
+    return record.status, result.get("answer"), tuple(top), memento
+
+
+def _recovery_rows(db: str) -> Counter[str]:
+    from sqlalchemy import select
+
+    from pagetrail.store import Store
+    from pagetrail.store.models import Recovery
+
+    store = Store(db, migrate=False)
+    try:
+        with store.session() as s:
+            return Counter(s.scalars(select(Recovery.request_key)))
+    finally:
+        store.dispose()
+
+
+def _job_rows(db: str) -> Counter[str]:
+    from sqlalchemy import select
+
+    from pagetrail.store import Store
+    from pagetrail.store.jobs import JobRow
+
+    store = Store(db, migrate=False)
+    try:
+        with store.session() as s:
+            return Counter(s.scalars(select(JobRow.key)))
+    finally:
+        store.dispose()
+
+
+@pytest.fixture
+def second_pg_url():
+    from distributed_helpers import TEST_POSTGRES_URL
+
+    if not TEST_POSTGRES_URL:
+        missing("PostgreSQL (PAGETRAIL_TEST_POSTGRES_URL)")
+    from conftest import _postgres_database
+
+    yield from _postgres_database()
+
+
+@pytest.fixture
+def workers(tmp_path):
+    started: list[Worker] = []
+
+    def start(name: str, env: dict[str, str], **options) -> Worker:
+        worker = Worker(name, env, tmp_path, **options)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+async def _run(kind, items, settings, db, **dispatcher_options):
+    from pagetrail.store import Store
+    from pagetrail.tools.dispatch import CeleryDispatcher
+
+    store = Store(db, migrate=False)
+    try:
+        return await CeleryDispatcher(settings, store, poll_seconds=0.2,
+                                      **dispatcher_options).run(kind, items)
+    finally:
+        store.dispose()
+
+
+async def test_two_workers_answer_a_batch_as_in_process(tiny_world, testbed, pg_url,
+                                                        second_pg_url, redis_url, workers):
+    from pagetrail.store import Store
+    from pagetrail.tools.dispatch import InProcessDispatcher
+
+    items = _batch(tiny_world)
+    local_env = _env(testbed.env, second_pg_url, "")
+    local_env.pop("PAGETRAIL_BROKER_URL")
+    local_store = Store(second_pg_url)
+    try:
+        expected = await InProcessDispatcher(_settings(local_env), local_store).run(
+            "recover", items)
+    finally:
+        local_store.dispose()
+
+    env = _env(testbed.env, pg_url, redis_url)
+    _migrate(pg_url)
+    one = workers("w1", env, via_cli=True)
+    two = workers("w2", env)
+    one.wait_ready()
+    two.wait_ready()
+    got = await _run("recover", items, _settings(env), pg_url)
+    assert [_answer(r) for r in got] == [_answer(r) for r in expected]
+    assert {r.result["answer"] for r in got} >= {"moved", "archived", "redirected", "alive"}
+    # Both workers took part (each logs the jobs it received).
+    assert "pagetrail.recover" in one.output() and "pagetrail.recover" in two.output()
+
+
+async def test_kill_9_of_a_worker_mid_batch_loses_and_duplicates_nothing(
+        tiny_world, testbed, pg_url, redis_url, workers):
+    items = _batch(tiny_world, n_slow=10)
+    env = _env(testbed.env, pg_url, redis_url)
+    _migrate(pg_url)
+    victim = workers("victim", env)
+    survivor = workers("survivor", env)
+    victim.wait_ready()
+    survivor.wait_ready()
+    settings = _settings(env)
+    batch = asyncio.create_task(_run("recover", items, settings, pg_url))
+    def held() -> set[str]:  # jobs the victim received and has not finished
+        log = victim.output()
+        return set(re.findall(r"pagetrail\.recover\[([0-9a-f-]+)\] received", log)) - set(
+            re.findall(r"pagetrail\.recover\[([0-9a-f-]+)\] succeeded", log))
+
+    deadline = time.monotonic() + 60
+    while not held() or sum(_job_rows(pg_url).values()) < 2:
+        assert time.monotonic() < deadline, victim.output()
+        await asyncio.sleep(0.05)
+    victim.kill()  # mid-job: it holds a recovery and the batch is not done
+    assert sum(_job_rows(pg_url).values()) < len(items)
+    got = await asyncio.wait_for(batch, 120)
+    assert len(got) == len(items)
+    assert [(r.input, r.error) for r in got if r.status != "done"] == []
+    # The victim died holding a job, and that very job ran again on the survivor.
+    lost_with_victim = held()
+    assert lost_with_victim, victim.output()
+    deadline = time.monotonic() + 60
+    while not all(f"[{task}] succeeded" in survivor.output() for task in lost_with_victim):
+        assert time.monotonic() < deadline, (lost_with_victim, survivor.output())
+        await asyncio.sleep(0.2)
+    jobs = _job_rows(pg_url)
+    assert len(jobs) == len(items) and max(jobs.values()) == 1
+    recoveries = _recovery_rows(pg_url)
+    assert max(recoveries.values()) == 1, recoveries  # no answer stored twice
+
+
+async def test_redis_restarted_mid_batch_the_batch_completes(tiny_world, testbed, pg_url,
+                                                             tmp_path, workers):
+    if not have_redis_server():
+        missing("redis-server")
+    redis = RedisServer(tmp_path / "redis")
+    try:
+        items = _batch(tiny_world, n_slow=6)
+        env = _env(testbed.env, pg_url, redis.url)
+        _migrate(pg_url)
+        workers("w1", env).wait_ready()
+        batch = asyncio.create_task(_run("recover", items, _settings(env), pg_url))
+        deadline = time.monotonic() + 60
+        while sum(_job_rows(pg_url).values()) < 2:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.1)
+        assert sum(_job_rows(pg_url).values()) < len(items)  # mid-batch
+        redis.restart()  # the queued jobs are in the AOF
+        got = await asyncio.wait_for(batch, 150)
+        assert len(got) == len(items) and all(r.status == "done" for r in got)
+        assert max(_job_rows(pg_url).values()) == 1
+    finally:
+        redis.stop()
+
+
+async def test_three_workers_never_exceed_a_hosts_rate_or_concurrency(pg_url, redis_url,
+                                                                      workers):
+    """Measured at the server: 3 workers × 10 concurrent checks against one host limited to
+    4 requests/s and 2 at once."""
+    server = MeteredServer(latency=0.15)
+    try:
+        env = _env({"PAGETRAIL_ALLOW_HOSTS": f"127.0.0.1:{server.port}",
+                    "PAGETRAIL_PER_HOST_RPS": "4", "PAGETRAIL_PER_HOST_CONCURRENCY": "2",
+                    "PAGETRAIL_CHECK_CHUNK": "10", "PAGETRAIL_RETRIES": "0"},
+                   pg_url, redis_url, PAGETRAIL_CHECK_TIME_LIMIT="60",
+                   PAGETRAIL_BROKER_VISIBILITY_TIMEOUT="120")
+        _migrate(pg_url)
+        started = [workers(f"w{i}", env, queues="checks") for i in range(3)]
+        for worker in started:
+            worker.wait_ready()
+        items = [{"url": f"http://127.0.0.1:{server.port}/p{i}", "batch": "rate"}
+                 for i in range(30)]
+        got = await _run("check", items, _settings(env), pg_url)
+        assert [r.result["verdict"] for r in got] == ["dead"] * 30
+        host = "127.0.0.1"
+        assert len(server.arrivals[host]) == 30  # HEAD settles a 404: one request each
+        assert server.max_in_flight[host] <= 2
+        # Starts are spaced ≥ 0.25 s on the Redis clock; what the server sees also carries
+        # both sides' scheduling delays (2 shared cores), so: no more than rps + 1 in any
+        # second, rps over the whole run, and no two requests bunched together.
+        times = sorted(server.arrivals[host])
+        assert server.max_per_window(host, 1.0) <= 4 + 1
+        assert (len(times) - 1) / (times[-1] - times[0]) <= 4
+        assert min(b - a for a, b in itertools.pairwise(times)) >= 0.25 / 2
+        # ... and the three workers all checked (the limit held across them, not in one).
+        assert all("pagetrail.check" in w.output() for w in started)
+    finally:
+        server.close()
+
+
+async def test_a_site_scan_runs_on_a_worker_as_in_process(tiny_world, testbed, pg_url,
+                                                          second_pg_url, redis_url, workers):
+    """`pagetrail scan` with a broker: the scan is a job on a worker; its digest is the one an
+    in-process scan of the same site gives."""
+    from pagetrail.store import Store
+    from pagetrail.tools.dispatch import CeleryDispatcher, InProcessDispatcher, scan_on_workers
+
+    options = {"depth": 1, "max_pages": 20, "same_site_only": False}
+    local_env = _env(testbed.env, second_pg_url, "")
+    local_env.pop("PAGETRAIL_BROKER_URL")
+    local_store = Store(second_pg_url)
+    try:
+        expected = await scan_on_workers(InProcessDispatcher(_settings(local_env), local_store),
+                                          tiny_world.blog_page, **options)
+    finally:
+        local_store.dispose()
+    env = _env(testbed.env, pg_url, redis_url)
+    _migrate(pg_url)
+    worker = workers("scanner", env, queues="scans")
+    worker.wait_ready()
+    store = Store(pg_url, migrate=False)
+    try:
+        got = await scan_on_workers(CeleryDispatcher(_settings(env), store, poll_seconds=0.2),
+                                    tiny_world.blog_page, **options)
+    finally:
+        store.dispose()
+    assert "pagetrail.scan" in worker.output()
+
+    def shape(digest):
+        return (digest["urls_checked"], digest["verdicts"], digest["states"],
+                sorted(link["url"] for link in digest["suspect"]))
+
+    assert shape(got) == shape(expected)
+    assert got["urls_checked"] >= 2
+
+
+async def test_digests_fan_out_one_job_per_channel(tiny_world, testbed, pg_url, redis_url,
+                                                   workers):
+    """`digest run` with a broker: each channel's digest is built by a worker and read back
+    as the ChannelDigest the in-process run returns (recorded as a ready DigestRun)."""
+    from pagetrail.store import Store
+    from pagetrail.store.models import Watch
+    from pagetrail.tools.dispatch import CeleryDispatcher, digest_runner
+
+    env = _env(testbed.env, pg_url, redis_url)
+    _migrate(pg_url)
+    store = Store(pg_url, migrate=False)
+    with store.session() as s:
+        s.add_all([Watch(channel="C1", target=tiny_world.blog_page),
+                   Watch(channel="C2", target=tiny_world.blog_page)])
+    worker = workers("digester", env, queues="digests")
+    worker.wait_ready()
+    try:
+        runner = digest_runner(CeleryDispatcher(_settings(env), store, poll_seconds=0.2))
+        digests = await runner(store, _settings(env), recover=False)
+    finally:
+        store.dispose()
+    assert sorted(d.channel for d in digests) == ["C1", "C2"]
+    assert all(d.run_id and d.scans and d.scans[0].target == tiny_world.blog_page
+               for d in digests)
+    assert len(re.findall(r"pagetrail\.digest\[[0-9a-f-]+\] received", worker.output())) == 2
