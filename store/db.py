@@ -50,11 +50,20 @@ def dump_json(value: Any) -> str:
     return json.dumps(value)
 
 
-def create_db_engine(url: str) -> Engine:
+@dataclass(frozen=True)
+class PoolSize:
+    """Connections one process keeps to a server database (PostgreSQL): a worker's share of
+    the server's max_connections (settings `db_pool_size`, `db_max_overflow`)."""
+
+    size: int = 5
+    overflow: int = 5
+
+
+def create_db_engine(url: str, pool: PoolSize = PoolSize()) -> Engine:
     """An engine for `url`. ConfigError (one line, no password) when the URL is malformed or
     names a database driver SQLAlchemy does not know."""
     try:
-        return _create_db_engine(url)
+        return _create_db_engine(url, pool)
     except NoSuchModuleError:
         try:
             driver = make_url(url).drivername
@@ -68,7 +77,7 @@ def create_db_engine(url: str) -> Engine:
                           "postgresql://USER:PASSWORD@HOST/DB)") from None
 
 
-def _create_db_engine(url: str) -> Engine:
+def _create_db_engine(url: str, pool: PoolSize) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database
@@ -80,20 +89,16 @@ def _create_db_engine(url: str) -> Engine:
     if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
         # Plain postgresql:// means psycopg 3, the driver we ship.
         parsed = parsed.set(drivername="postgresql+psycopg")
-    from pagetrail.tools.settings import get_settings
-
-    settings = get_settings()  # pool sizes per process: a worker's share of max_connections
     return create_engine(parsed, pool_pre_ping=True, json_serializer=dump_json,
-                         pool_size=settings.db_pool_size,
-                         max_overflow=settings.db_max_overflow)
+                         pool_size=pool.size, max_overflow=pool.overflow)
 
 
 class Store:
     """A migrated database and a session factory. Use `session()` for a transaction."""
 
-    def __init__(self, url: str, *, migrate: bool = True) -> None:
+    def __init__(self, url: str, *, migrate: bool = True, pool: PoolSize = PoolSize()) -> None:
         self.url = url
-        self.engine = create_db_engine(url)
+        self.engine = create_db_engine(url, pool)
         if migrate:
             with unavailable_as_error("migrating"):
                 upgrade(self.engine)
@@ -130,14 +135,15 @@ def unavailable_as_error(doing: str) -> Iterator[None]:
 
 def open_store(url: str | None = None) -> Store:
     """The store for `url` (default: the settings' database), opened once per process."""
-    if url is None:
-        from pagetrail.tools.settings import get_settings
+    from pagetrail.tools.settings import get_settings
 
-        url = get_settings().database_url
+    settings = get_settings()
+    url = url or settings.database_url
     with _open_lock:
         store = _opened.get(url)
         if store is None:
-            store = _opened[url] = Store(url)
+            pool = PoolSize(settings.db_pool_size, settings.db_max_overflow)
+            store = _opened[url] = Store(url, pool=pool)
         return store
 
 
