@@ -1,0 +1,107 @@
+"""Save Page Now captures pagetrail asked for: one row per request, updated as the job ends.
+
+The table is also the daily-cap counter (captures requested since UTC midnight, across every
+process and worker sharing the store) and the "asked recently" memory that keeps a scan from
+asking twice for the same URL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import DateTime, Index, String, Text, func, select
+from sqlalchemy.orm import Mapped, mapped_column
+
+from pagetrail.store.db import Store
+from pagetrail.store.models import Base, utcnow
+from pagetrail.store.scans import aware, url_key
+
+
+class Capture(Base):
+    __tablename__ = "captures"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    url_key: Mapped[str] = mapped_column(String(64))
+    url: Mapped[str] = mapped_column(Text)
+    requested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # pending → success | error | skipped (recent capture found) | refused (limits)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    job_id: Mapped[str] = mapped_column(String(128), default="")
+    memento_url: Mapped[str] = mapped_column(Text, default="")
+    captured_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    message: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(String(16), default="cli")  # scan|cli|mcp|slack
+    __table_args__ = (Index("ix_captures_url_key", "url_key"),
+                      Index("ix_captures_requested_at", "requested_at"))
+
+
+@dataclass(frozen=True)
+class CaptureRow:
+    id: int
+    url: str
+    requested_at: datetime
+    status: str
+    job_id: str
+    memento_url: str
+    captured_at: datetime | None
+    message: str
+    source: str
+
+
+def _row(capture: Capture) -> CaptureRow:
+    requested = aware(capture.requested_at)
+    assert requested is not None
+    return CaptureRow(capture.id, capture.url, requested, capture.status, capture.job_id,
+                      capture.memento_url, aware(capture.captured_at), capture.message,
+                      capture.source)
+
+
+def start_capture(store: Store, url: str, *, source: str, at: datetime,
+                  status: str = "pending", message: str = "") -> int:
+    with store.session() as s:
+        capture = Capture(url_key=url_key(url), url=url, requested_at=at, status=status,
+                          message=message, source=source)
+        s.add(capture)
+        s.flush()
+        return capture.id
+
+
+def finish_capture(store: Store, capture_id: int, *, status: str, job_id: str = "",
+                   memento_url: str = "", captured_at: datetime | None = None,
+                   message: str = "") -> None:
+    with store.session() as s:
+        capture = s.get(Capture, capture_id)
+        if capture is None:
+            return
+        capture.status = status
+        capture.job_id = job_id or capture.job_id
+        capture.memento_url = memento_url
+        capture.captured_at = captured_at
+        capture.message = message
+
+
+def requested_since(store: Store, since: datetime) -> int:
+    """Capture requests sent to the archive since `since` (the daily cap's count): rows that
+    reached the archive, not the ones skipped or refused before asking."""
+    with store.session() as s:
+        return int(s.execute(select(func.count()).select_from(Capture)
+                             .where(Capture.requested_at >= since,
+                                    Capture.status.in_(("pending", "success", "error")))
+                             ).scalar_one())
+
+
+def recent_capture(store: Store, url: str, since: datetime) -> CaptureRow | None:
+    """The newest capture of `url` asked for since `since` that succeeded or is under way."""
+    with store.session() as s:
+        row = s.execute(select(Capture).where(Capture.url_key == url_key(url),
+                                              Capture.requested_at >= since,
+                                              Capture.status.in_(("pending", "success")))
+                        .order_by(Capture.requested_at.desc()).limit(1)).scalar_one_or_none()
+        return _row(row) if row is not None else None
+
+
+def captures_of(store: Store, url: str) -> list[CaptureRow]:
+    with store.session() as s:
+        rows = s.execute(select(Capture).where(Capture.url_key == url_key(url))
+                         .order_by(Capture.requested_at)).scalars().all()
+        return [_row(r) for r in rows]
