@@ -19,6 +19,7 @@ from pagetrail.tools.models import Candidate, CheckResult, Hit, Memento, Recover
 
 if TYPE_CHECKING:
     from pagetrail.tools.api import RelatedResult
+    from pagetrail.tools.spn import CaptureResult
 
 Block = dict[str, Any]
 
@@ -445,7 +446,35 @@ HELP_TEXT = """*/fixlink URL [anchor words…]* — find where a dead link went
 */fixlink search QUERY* — run a query on the configured engines
 */fixlink rank URL CANDIDATE…* — rank your candidates against the archived copy
 */fixlink related URL* — archived pages on the same topic (related, not replacements)
+*/fixlink archive URL…* — ask the Internet Archive to capture pages now (Save Page Now)
 */linkrot watch URL|SITE*, *unwatch*, *list*, *digest now* — weekly link-rot digest"""
+
+
+CAPTURE_WORDS = {
+    "success": ":white_check_mark: archived",
+    "skipped": ":ballot_box_with_check: already archived",
+    "pending": ":hourglass: still capturing",
+    "error": ":x: not archived",
+    "refused": ":no_entry: not asked (limits)",
+    "no_keys": ":no_entry: not asked (no Internet Archive keys configured)",
+}
+
+
+def archive_blocks(captures: Sequence[CaptureResult]) -> dict[str, Any]:
+    lines = []
+    for capture in captures:
+        line = f"{CAPTURE_WORDS.get(capture.status, escape(capture.status))} " \
+               f"{link(capture.url, capture.url, 200)}"
+        if capture.memento_url:
+            when = f"{capture.captured_at:%Y-%m-%d %H:%M} UTC" if capture.captured_at \
+                else "archived copy"
+            line += f" — {link(capture.memento_url, when, 200)}"
+        elif capture.message and capture.status not in ("success", "no_keys"):
+            line += f" — {escape(clip(capture.message, 200))}"
+        lines.append(line)
+    done = sum(c.status in ("success", "skipped") for c in captures)
+    return message([header("Save Page Now"), section("\n".join(lines))],
+                   f"{done} of {len(captures)} archived")
 
 
 def help_blocks() -> dict[str, Any]:

@@ -19,7 +19,8 @@ from pagetrail.server.app import build_server, server_state
 pytestmark = pytest.mark.testbed
 
 TOOLS = {"recover_link", "check_link", "fetch_memento", "extract_signature", "get_tags",
-         "search_web", "rank_candidates", "record_pick", "scan_page", "recommend_archived"}
+         "search_web", "rank_candidates", "record_pick", "scan_page", "recommend_archived",
+         "archive_link"}
 
 
 def structured(result: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ A testbed of its own (not the session one): captures change the archive it serve
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Iterator
@@ -274,3 +275,75 @@ def test_scan_asks_for_captures_of_new_outbound_links(tb: TestbedThread,
     again = asyncio.run(scan(SOURCE, store=store, settings=settings,
                              options=ScanOptions(depth=0, max_pages=1)))
     assert _posts(tb) == [] and again.captures == {}
+
+
+# --- the faces: CLI, MCP, Slack -----------------------------------------------------------------
+
+def test_cli_archive_prints_one_line_per_url(tb: TestbedThread, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from pagetrail.cli.main import main
+    from pagetrail.tools.settings import get_settings
+
+    for key, value in tb.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PAGETRAIL_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("PAGETRAIL_SPN_POLL_INTERVAL", "0.2")
+    get_settings.cache_clear()
+    url, dead = TARGET.format("p11"), TARGET.format("missing")
+    code = main(["archive", url, dead])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1  # one of the two could not be captured
+    assert out[0].startswith(f"success  {url}  ") and "/world/20" in out[0]
+    assert out[1].startswith(f"error    {dead}") and "error:not-found" in out[1]
+    assert main(["archive", "ftp://x.example/"]) == 2  # a bad URL: one line, exit 2
+
+
+def test_mcp_archive_link_through_the_sdk_client(tb: TestbedThread, tmp_path: Path) -> None:
+    from mcp import Client
+
+    from pagetrail.server.app import build_server
+
+    settings = _settings(tb, tmp_path)
+    server = build_server(settings, open_store(settings.database_url))
+    url = TARGET.format("p13")
+
+    async def run() -> tuple[dict[str, object], object]:
+        async with Client(server) as client:
+            good = await client.call_tool("archive_link", {"urls": [url]})
+            bad = await client.call_tool("archive_link", {"urls": ["http://169.254.169.254/latest"]})
+            return good.structured_content, bad
+
+    answer, refused = asyncio.run(run())
+    [capture] = answer["captures"]
+    assert capture["status"] == "success" and capture["memento_url"].endswith(url)
+    assert refused.is_error and "refused_address" in refused.content[0].text
+
+
+def test_slack_fixlink_archive(tb: TestbedThread, tmp_path: Path) -> None:
+    from slack_fake import FakeSlack, ServerThread, command_body, post_signed
+
+    from pagetrail.bot import blocks
+    from pagetrail.bot.app import build_app
+    from pagetrail.bot.server import asgi_app
+
+    fake = FakeSlack().start()
+    settings = _settings(tb, tmp_path, slack_api_url=fake.api_url, SLACK_BOT_TOKEN="xoxb-t",
+                         SLACK_SIGNING_SECRET="s3cret")
+    store = open_store(settings.database_url)
+    server = ServerThread(asgi_app(build_app(settings, store))).start()
+    try:
+        url = TARGET.format("archived")  # its 2019 capture is old: a new one is asked for
+        body = command_body("/fixlink", f"archive <{url}>",
+                            response_url=fake.response_url("arch"))
+        response = post_signed(server.url, "s3cret", body)
+        assert response.status_code == 200 and "capture" in response.text
+        posts = fake.wait_for(lambda: fake.posts("/response/arch"), 60)
+        answer = posts[0].body
+    finally:
+        server.stop()
+        fake.stop()
+    assert blocks.validate_blocks(answer["blocks"]) == []
+    text = json.dumps(answer["blocks"])
+    assert ":white_check_mark: archived" in text and "/world/20" in text
+    assert answer["text"] == "1 of 1 archived"

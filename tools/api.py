@@ -43,6 +43,7 @@ from pagetrail.tools.models import (
 from pagetrail.tools.netguard import AddressGuard
 from pagetrail.tools.recover import Budget, ProgressFn
 from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.spn import CaptureResult
 from pagetrail.tools.urls import validate_url
 
 if TYPE_CHECKING:
@@ -452,3 +453,32 @@ def _aware(moment: datetime | None) -> datetime | None:
     if moment is None:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+MAX_ARCHIVE_URLS = 20  # one request's captures (Save Page Now's limits are per account)
+
+
+class ArchiveResult(BaseModel):
+    captures: list[CaptureResult] = Field(default_factory=list)
+
+
+async def archive_links(urls: Sequence[str], *, source: str = "api",
+                        settings: Settings | None = None, store: Any | None = None,
+                        ) -> ArchiveResult:
+    """Ask Save Page Now to capture each URL (skipped when archived recently), within IA's
+    limits; each capture is recorded in the store. Without IA keys every answer says so."""
+    from pagetrail.store import open_store
+    from pagetrail.tools.spn import SavePageNow
+
+    settings = _settings(settings)
+    if not urls:
+        raise InvalidArgument("give at least one URL to archive")
+    if len(urls) > MAX_ARCHIVE_URLS:
+        raise InvalidArgument(f"at most {MAX_ARCHIVE_URLS} URLs at a time")
+    checked = [await ensure_fetchable(url, settings) for url in urls]
+    store = store or open_store(settings.database_url)
+    async with Fetcher(settings) as fetcher:
+        client = SavePageNow(settings, fetcher, store)
+        results = await asyncio.gather(*(client.capture(url, source=source)
+                                         for url in dict.fromkeys(checked)))
+    return ArchiveResult(captures=list(results))
