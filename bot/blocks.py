@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from pagetrail.tools.models import Candidate, CheckResult, Hit, Memento, Recovery, Signature, Tag
+from pagetrail.tools.models import (
+    Candidate,
+    CheckResult,
+    Drift,
+    Hit,
+    Memento,
+    Recovery,
+    Signature,
+    Tag,
+)
 
 if TYPE_CHECKING:
     from pagetrail.tools.api import RelatedResult
@@ -246,7 +255,10 @@ def recovery_blocks(recovery: Recovery, *, offset: int = 0, anchor: str = "",
     url = recovery.url
     blocks: list[Block | None] = []
     if offset == 0:
-        blocks.append(header(ANSWER_HEADERS.get(recovery.answer, recovery.answer)))
+        title = ANSWER_HEADERS.get(recovery.answer, recovery.answer)
+        if recovery.drifted:
+            title = "The link works but the page changed"
+        blocks.append(header(title))
         lines = [f"*{link(url, url, 300)}*"]
         verdict = verdict_line(recovery.check)
         if verdict:
@@ -260,6 +272,13 @@ def recovery_blocks(recovery: Recovery, *, offset: int = 0, anchor: str = "",
             blocks.append(section(f"It now lives at {link(final, final, 300)}"))
             blocks.append(actions([button("Use this", ACTION_PICK, pick_value(url, final),
                                           style="primary")], block_id="redirect-actions"))
+        if recovery.drift is not None and recovery.drift.drifted:
+            drift = recovery.drift
+            archived = button("Use archived copy", ACTION_PICK,
+                              pick_value(url, drift.memento.memento_url))
+            blocks.append(section(drift_text(drift), accessory=archived, block_id="drift"))
+            return message(blocks, f"{url}: the link works but the page changed → "
+                                   f"{drift.memento.memento_url}")
         return message(blocks, f"{url}: {recovery.answer}")
 
     # The archived copy has its own line (and button); the list is of live pages.
@@ -287,6 +306,17 @@ def recovery_blocks(recovery: Recovery, *, offset: int = 0, anchor: str = "",
     blocks.append(context(footer(recovery)))
     top = page[0].url if page else (recovery.memento.memento_url if recovery.memento else "")
     return message(blocks, f"{url}: {recovery.answer}" + (f" → {top}" if top else ""))
+
+
+def drift_text(drift: Drift) -> str:
+    """A drifted link: the similarity, both titles, the archived copy to link instead."""
+    when = f"{drift.memento.datetime:%Y-%m-%d}"
+    lines = [f":warning: Only *{percent(drift.similarity)}* similar to the copy archived "
+             f"{link(drift.memento.memento_url, when)}"]
+    if drift.archived_title or drift.live_title:
+        lines.append(f"was “{escape(clip(drift.archived_title, 120))}”, now "
+                     f"“{escape(clip(drift.live_title, 120))}”")
+    return "\n".join(lines)
 
 
 def footer(recovery: Recovery) -> str:

@@ -24,6 +24,7 @@ from sqlalchemy import select
 from pagetrail.store.db import Store
 from pagetrail.store.linkgraph import backlinks
 from pagetrail.store.models import DigestRun, Watch
+from pagetrail.store.scans import checked_in_scan
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.scanner import (
     Clock,
@@ -67,6 +68,20 @@ class DigestLink(BaseModel):
     recovery: DigestRecovery | None = None
 
 
+class DriftLink(BaseModel):
+    """A watched link that works but whose page changed (tools/drift.py)."""
+
+    url: str
+    similarity: float
+    threshold: float
+    archived_title: str = ""
+    live_title: str = ""
+    memento_url: str
+    memento_datetime: datetime
+    robust_link: str  # HTML: the live URL with its archived copy (robustlinks.org)
+    found_on: list[LinkSource] = Field(default_factory=list)
+
+
 class ScanDigest(BaseModel):
     target: str
     scan_id: str
@@ -83,13 +98,16 @@ class ScanDigest(BaseModel):
     fixed: list[DigestLink] = Field(default_factory=list)
     flapping: list[DigestLink] = Field(default_factory=list)
     still_dead: int = 0  # confirmed before this scan and still failing
+    drifted: list[DriftLink] = Field(default_factory=list)  # working links, changed page
+    drift_checked: int = 0  # working links compared with their archived copy
+    drift_failures: list[str] = Field(default_factory=list)
     error: str = ""
 
     @property
     def counts(self) -> dict[str, int]:
         return {"newly_confirmed": len(self.newly_confirmed), "suspect": len(self.suspect),
                 "fixed": len(self.fixed), "flapping": len(self.flapping),
-                "still_dead": self.still_dead}
+                "still_dead": self.still_dead, "drifted": len(self.drifted)}
 
 
 class ChannelDigest(BaseModel):
@@ -158,6 +176,36 @@ async def recover_confirmed(digest: ScanDigest, *, store: Store, settings: Setti
     return attempted
 
 
+async def check_drift(digest: ScanDigest, *, store: Store, settings: Settings,
+                      limit: int, seconds: float) -> None:
+    """Compare this scan's working outbound links with their captures from first sight;
+    the drifted ones become the digest's "content changed" section."""
+    from pagetrail.tools.driftwatch import check_links, robust_link
+    from pagetrail.tools.scanner import is_same_site
+    from pagetrail.tools.urls import site_of
+
+    verdicts = await asyncio.to_thread(checked_in_scan, store, digest.scan_id)
+    site = site_of(digest.target)
+    working = sorted(url for url, verdict in verdicts.items()
+                     if verdict == "ok" and not is_same_site(url, site))
+    report = await check_links(working, store=store, settings=settings, limit=limit,
+                               seconds=seconds)
+    digest.drift_checked = report.checked
+    digest.drift_failures = [f.error for f in report.failures][:MAX_LISTED]
+    for drift in [d for d in report.drifts if d.drifted][:MAX_LISTED]:
+        sources = [LinkSource(page_url=e.page_url, anchor=e.anchor, context=e.context[:300])
+                   for e in await asyncio.to_thread(backlinks, store, drift.url,
+                                                    limit=MAX_SOURCES)]
+        anchor = sources[0].anchor if sources else ""
+        digest.drifted.append(DriftLink(
+            url=drift.url, similarity=drift.similarity, threshold=drift.threshold,
+            archived_title=drift.archived_title, live_title=drift.live_title,
+            memento_url=drift.memento.memento_url, memento_datetime=drift.memento.datetime,
+            robust_link=robust_link(drift.url, drift.memento.memento_url,
+                                    drift.memento.datetime, anchor),
+            found_on=sources))
+
+
 # --- rendering ------------------------------------------------------------------------------
 
 def _md_link(link: DigestLink) -> str:
@@ -198,7 +246,23 @@ def scan_markdown(digest: ScanDigest) -> str:
         links: list[DigestLink] = getattr(digest, field_name)
         if links:
             lines += ["", f"### {title}", *(_md_link(link) for link in links)]
+    if digest.drifted:
+        lines += ["", "### Content changed (the link works, the page is not what was linked)",
+                  *(_md_drift(item) for item in digest.drifted)]
+    if digest.drift_failures:
+        lines += ["", f"Content-drift checks that failed: {len(digest.drift_failures)}."]
     return "\n".join(lines) + "\n"
+
+
+def _md_drift(item: DriftLink) -> str:
+    line = (f"- `{item.url}` — {round(item.similarity * 100)}% similar to the copy of "
+            f"{item.memento_datetime:%Y-%m-%d}: was “{item.archived_title}”, now "
+            f"“{item.live_title}”\n  - link the archived copy instead: {item.memento_url}\n"
+            f"  - Robust Link: `{item.robust_link}`")
+    for source in item.found_on:
+        anchor = f" “{source.anchor}”" if source.anchor else ""
+        line += f"\n  - on {source.page_url}{anchor}"
+    return line
 
 
 def to_markdown(digest: ScanDigest | ChannelDigest) -> str:
@@ -268,6 +332,13 @@ async def _target_digest(store: Store, target: str, *, settings: Settings,
                                     limit=recover_limit, seconds=recover_seconds)
         except Exception:  # recovery is extra: the scan's digest stands without it
             log.exception("digest: recovering dead links of %s failed", target)
+    if settings.drift_per_digest > 0:
+        try:
+            await check_drift(digest, store=store, settings=settings,
+                              limit=settings.drift_per_digest, seconds=recover_seconds)
+        except PagetrailError as exc:  # drift is extra too; named in the digest
+            log.warning("digest: drift checks of %s failed: %s", target, exc)
+            digest.drift_failures.append(str(exc))
     return digest
 
 

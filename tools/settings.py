@@ -89,6 +89,9 @@ class Settings(BaseSettings):
     spn_job_seconds: float = 180.0  # budget of one capture (request, 429 waits, polls)
     spn_on_scan: bool = True  # a scan asks for captures of the outbound links it first sees
     spn_scan_max: int = Field(default=100, ge=0)  # at most this many capture requests a scan
+    # Working outbound links compared with their archived copy per watched target and digest
+    # (each costs an archive look-up, a capture and a live fetch); 0 turns it off.
+    drift_per_digest: int = Field(default=50, ge=0)
 
     # --- search engines ------------------------------------------------------------------
     search_engines: CommaList = Field(
