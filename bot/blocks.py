@@ -553,6 +553,18 @@ class DeadLinkView:
 
 
 @dataclass
+class DriftView:
+    """A watched link that works but whose page changed."""
+
+    url: str
+    similarity: float
+    archived_title: str
+    live_title: str
+    memento_url: str
+    memento_date: str  # YYYY-MM-DD
+
+
+@dataclass
 class DigestView:
     channel: str
     period: str
@@ -563,6 +575,7 @@ class DigestView:
     fixed: int = 0
     flapping: int = 0
     dead: list[DeadLinkView] = field(default_factory=list)
+    drifted: list[DriftView] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # watches whose scan failed
 
 
@@ -573,7 +586,18 @@ THREAD_LINKS_PER_MESSAGE = 20
 def digest_counts_line(view: DigestView) -> str:
     return (f"*{view.checked}* links checked · *{view.newly_dead}* newly dead · "
             f"*{view.confirmed_dead}* confirmed dead · *{view.fixed}* fixed since last week · "
-            f"*{view.flapping}* flapping")
+            f"*{view.flapping}* flapping · *{len(view.drifted)}* content changed")
+
+
+def drift_item_text(item: DriftView) -> str:
+    lines = [f"{link(item.url, item.url, 200)} — works, but only {percent(item.similarity)} "
+             "like the page that was linked"]
+    if item.archived_title or item.live_title:
+        lines.append(f"was “{escape(clip(item.archived_title, 100))}”, now "
+                     f"“{escape(clip(item.live_title, 100))}”")
+    lines.append(f"→ link the {link(item.memento_url, 'copy archived ' + item.memento_date)} "
+                 "instead")
+    return "\n".join(lines)
 
 
 def dead_link_text(item: DeadLinkView) -> str:
@@ -616,6 +640,14 @@ def digest_blocks(view: DigestView) -> dict[str, Any]:
         blocks.append(context(f"Full list of {len(view.dead)} dead links in the thread."))
     else:
         blocks.append(section("No dead links this week. :tada:"))
+    if view.drifted:
+        blocks.append(divider())
+        blocks.append(section("*Content changed* — these links work, but the page is no "
+                              "longer what was linked:"))
+        for number, item in enumerate(view.drifted[:DIGEST_TOP], start=1):
+            blocks.append(section(drift_item_text(item), block_id=f"drift-{number}"))
+        if len(view.drifted) > DIGEST_TOP:
+            blocks.append(context(f"All {len(view.drifted)} changed pages in the thread."))
     if view.errors:
         blocks.append(context("Scan failed: " + escape(clip("; ".join(view.errors), 1500))))
     text = (f"Link-rot digest {view.period}: {view.checked} checked, {view.newly_dead} newly "
@@ -635,6 +667,13 @@ def digest_thread_pages(view: DigestView,
         for number, item in enumerate(chunk, start=start + 1):
             blocks.extend(dead_link_blocks(item, number))
         pages.append(message(blocks, f"Dead links {start + 1}–{start + len(chunk)} of {total}"))
+    total = len(view.drifted)
+    for start in range(0, total if total > DIGEST_TOP else 0, per_message):
+        chunk = view.drifted[start: start + per_message]
+        label = f"Changed pages {start + 1}–{start + len(chunk)} of {total}"
+        blocks = [context(label)]
+        blocks += [section(drift_item_text(item)) for item in chunk]
+        pages.append(message(blocks, label))
     return pages
 
 

@@ -16,6 +16,7 @@ import logging
 import time
 from collections import defaultdict
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -265,10 +266,13 @@ def _md_drift(item: DriftLink) -> str:
     return line
 
 
-def to_markdown(digest: ScanDigest | ChannelDigest) -> str:
+def to_markdown(digest: ScanDigest | ChannelDigest, *, chart: Path | str | None = None) -> str:
+    """The digest as Markdown; `chart`: the trend picture's path, embedded under the title."""
     if isinstance(digest, ScanDigest):
         return scan_markdown(digest)
     head = f"# Link-rot digest for {digest.channel} ({digest.period})\n\n"
+    if chart is not None:
+        head += f"![Link health over the last weeks]({Path(chart).as_posix()})\n\n"
     body = "\n".join(scan_markdown(s) for s in digest.scans) or "No watched sites.\n"
     return head + body
 
