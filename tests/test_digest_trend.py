@@ -161,3 +161,36 @@ def test_three_weeks_of_digests_with_drift_and_chart(testbed: TestbedThread, tmp
 
 def _messages(fake: FakeSlack) -> list[dict]:
     return [m for m in fake.messages("C1") if not m.get("thread_ts")]
+
+
+def test_recover_link_and_fixlink_say_the_page_changed(testbed: TestbedThread,
+                                                       tmp_path: Path) -> None:
+    from pagetrail.tools import api
+
+    database = f"sqlite:///{tmp_path / 'recover.db'}"
+    settings = testbed.settings(database_url=database, retries=0)
+    store = open_store(database)
+    link_date = datetime(2029, 7, 1, tzinfo=UTC)
+
+    async def run() -> tuple[object, object]:
+        changed = await api.recover_link(CHANGED, link_date=link_date, settings=settings,
+                                         store=store)
+        restyled = await api.recover_link(RESTYLED, link_date=link_date, settings=settings,
+                                          store=store)
+        return changed, restyled
+
+    changed, restyled = asyncio.run(run())
+    assert changed.answer == "alive" and changed.drifted
+    assert changed.reason.startswith("the link works but the page changed")
+    assert changed.memento is not None and "/20290601000000/" in changed.memento.memento_url
+    assert changed.drift.archived_title == "Cycling network approved"
+    assert restyled.answer == "alive" and not restyled.drifted
+    assert restyled.drift is not None and restyled.drift.similarity > 0.9
+    # /fixlink's answer: the header says it, the archived copy is offered.
+    payload = blocks.recovery_blocks(changed)
+    assert blocks.validate_blocks(payload["blocks"]) == []
+    assert payload["blocks"][0]["text"]["text"] == "The link works but the page changed"
+    drift_block = next(b for b in payload["blocks"] if b.get("block_id") == "drift")
+    assert json.loads(drift_block["accessory"]["value"])["c"] == changed.memento.memento_url
+    assert "Fresh bread daily" in drift_block["text"]["text"]
+    assert blocks.recovery_blocks(restyled)["blocks"][0]["text"]["text"] == "This link works"
