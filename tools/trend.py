@@ -115,7 +115,8 @@ def render_chart(trend: Trend, *, width_px: int = 720, height_px: int = 400) -> 
 
     alive = trend.series["alive"]
     top.fill_between(x, alive, color=COLOURS["alive"], alpha=0.35, linewidth=0)
-    top.plot(x, alive, color=COLOURS["alive"], linewidth=3)
+    top.plot(x, alive, color=COLOURS["alive"], linewidth=3,
+             marker="o" if len(x) == 1 else None, markersize=8)  # one week: a dot
     top.set_ylim(0, max(alive, default=0) * 1.25 or 1)
     top.set_yticks([])
     latest_alive = alive[-1] if alive else 0
@@ -146,7 +147,8 @@ def render_chart(trend: Trend, *, width_px: int = 720, height_px: int = 400) -> 
         axis.set_xlim(-0.3, max(0.3, len(x) - 0.7))
     bottom.grid(axis="y", color="#dddddd", linewidth=1)
     bottom.set_axisbelow(True)
-    figure.suptitle(f"Link health, last {len(x)} weeks", fontsize=19, fontweight="bold",
+    span = "this week" if len(x) == 1 else f"last {len(x)} weeks"
+    figure.suptitle(f"Link health, {span}", fontsize=19, fontweight="bold",
                     x=0.02, ha="left")
     figure.subplots_adjust(left=0.08, right=0.7, top=0.86, bottom=0.1)
     out = io.BytesIO()
