@@ -54,7 +54,7 @@ def spn_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     b.page("https://source.example/about", _page("About us"))
     b.text("https://source.example/robots.txt", "User-agent: *\nAllow: /\n")
     b.text("https://target.example/robots.txt", "User-agent: *\nAllow: /\n")
-    for name in ("fresh", "archived", *(f"p{i}" for i in range(14))):
+    for name in ("fresh", "archived", *(f"p{i}" for i in range(15))):
         b.page(TARGET.format(name), _page(f"Target page {name}",
                                           f"The live text of target page {name}."))
     b.capture(ARCHIVED, "20190710000000", html=_page("Target page archived"))
@@ -333,7 +333,7 @@ def test_slack_fixlink_archive(tb: TestbedThread, tmp_path: Path) -> None:
     store = open_store(settings.database_url)
     server = ServerThread(asgi_app(build_app(settings, store))).start()
     try:
-        url = TARGET.format("archived")  # its 2019 capture is old: a new one is asked for
+        url = TARGET.format("p14")
         body = command_body("/fixlink", f"archive <{url}>",
                             response_url=fake.response_url("arch"))
         response = post_signed(server.url, "s3cret", body)
