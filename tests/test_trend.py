@@ -9,8 +9,8 @@ from itertools import pairwise
 import httpx
 
 from pagetrail.tools.digest import ChannelDigest, DriftLink, ScanDigest
-from pagetrail.tools.driftwatch import robust_link
 from pagetrail.tools.fetch import Response
+from pagetrail.tools.output import robust_anchor
 from pagetrail.tools.spn import backoff_seconds, parse_answer
 from pagetrail.tools.trend import health_counts, label_positions, trend_of
 
@@ -56,7 +56,7 @@ def test_end_labels_never_overlap_nor_go_below_zero() -> None:
 
 
 def test_robust_link_escapes_what_came_from_pages() -> None:
-    html = robust_link('https://x.example/?a=1&b="2"', "https://web.archive.org/web/1/x",
+    html = robust_anchor('https://x.example/?a=1&b="2"', "https://web.archive.org/web/1/x",
                        WHEN, '<script>alert(1)</script>')
     assert html == ('<a href="https://x.example/?a=1&amp;b=&quot;2&quot;" '
                     'data-versionurl="https://web.archive.org/web/1/x" '

@@ -181,7 +181,8 @@ async def check_drift(digest: ScanDigest, *, store: Store, settings: Settings,
                       limit: int, seconds: float) -> None:
     """Compare this scan's working outbound links with their captures from first sight;
     the drifted ones become the digest's "content changed" section."""
-    from pagetrail.tools.driftwatch import check_links, robust_link
+    from pagetrail.tools.driftwatch import check_links
+    from pagetrail.tools.output import robust_anchor
     from pagetrail.tools.scanner import is_same_site
     from pagetrail.tools.urls import site_of
 
@@ -202,7 +203,7 @@ async def check_drift(digest: ScanDigest, *, store: Store, settings: Settings,
             url=drift.url, similarity=drift.similarity, threshold=drift.threshold,
             archived_title=drift.archived_title, live_title=drift.live_title,
             memento_url=drift.memento.memento_url, memento_datetime=drift.memento.datetime,
-            robust_link=robust_link(drift.url, drift.memento.memento_url,
+            robust_link=robust_anchor(drift.url, drift.memento.memento_url,
                                     drift.memento.datetime, anchor),
             found_on=sources))
 

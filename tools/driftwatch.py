@@ -2,15 +2,13 @@
 the answer's wording for the faces. Detection itself is tools/drift.py (one implementation).
 
 A watched link is compared with its capture closest to when pagetrail first saw it (its
-oldest check in the store), or the link's stated date when a caller gives one. A Robust Link
-(Klein et al., robustlinks.org) keeps both the live URL and the archived copy in one anchor:
-`<a href=LIVE data-versionurl=MEMENTO data-versiondate=YYYY-MM-DD>`.
+oldest check in the store), or the link's stated date when a caller gives one. The digest
+offers a drifted link as a Robust Link (tools.output.robust_anchor).
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
 import logging
 import time
 from collections.abc import Sequence
@@ -30,14 +28,6 @@ log = logging.getLogger(__name__)
 
 DRIFT_CONCURRENCY = 4
 CHANGED = "the link works but the page changed"
-
-
-def robust_link(url: str, memento_url: str, memento_date: datetime, text: str = "") -> str:
-    """The HTML of a Robust Link to `url` with its archived copy (attribute values escaped)."""
-    label = html.escape(text or url)
-    return (f'<a href="{html.escape(url, quote=True)}" '
-            f'data-versionurl="{html.escape(memento_url, quote=True)}" '
-            f'data-versiondate="{memento_date:%Y-%m-%d}">{label}</a>')
 
 
 def drift_sentence(drift: Drift) -> str:
