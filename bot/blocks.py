@@ -276,7 +276,8 @@ def recovery_blocks(recovery: Recovery, *, offset: int = 0, anchor: str = "",
             drift = recovery.drift
             archived = button("Use archived copy", ACTION_PICK,
                               pick_value(url, drift.memento.memento_url))
-            blocks.append(section(drift_text(drift), accessory=archived, block_id="drift"))
+            blocks.append(section(drift_item_text(drift_view(drift)), accessory=archived,
+                                  block_id="drift"))
             return message(blocks, f"{url}: the link works but the page changed → "
                                    f"{drift.memento.memento_url}")
         return message(blocks, f"{url}: {recovery.answer}")
@@ -308,15 +309,11 @@ def recovery_blocks(recovery: Recovery, *, offset: int = 0, anchor: str = "",
     return message(blocks, f"{url}: {recovery.answer}" + (f" → {top}" if top else ""))
 
 
-def drift_text(drift: Drift) -> str:
-    """A drifted link: the similarity, both titles, the archived copy to link instead."""
-    when = f"{drift.memento.datetime:%Y-%m-%d}"
-    lines = [f":warning: Only *{percent(drift.similarity)}* similar to the copy archived "
-             f"{link(drift.memento.memento_url, when)}"]
-    if drift.archived_title or drift.live_title:
-        lines.append(f"was “{escape(clip(drift.archived_title, 120))}”, now "
-                     f"“{escape(clip(drift.live_title, 120))}”")
-    return "\n".join(lines)
+def drift_view(drift: Drift) -> DriftView:
+    return DriftView(url=drift.url, similarity=drift.similarity,
+                     archived_title=drift.archived_title, live_title=drift.live_title,
+                     memento_url=drift.memento.memento_url,
+                     memento_date=f"{drift.memento.datetime:%Y-%m-%d}")
 
 
 def footer(recovery: Recovery) -> str:
