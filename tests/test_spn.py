@@ -347,3 +347,18 @@ def test_slack_fixlink_archive(tb: TestbedThread, tmp_path: Path) -> None:
     text = json.dumps(answer["blocks"])
     assert ":white_check_mark: archived" in text and "/world/20" in text
     assert answer["text"] == "1 of 1 archived"
+
+
+def test_fixlink_archive_parsing() -> None:
+    from pagetrail.bot.commands import CommandUsageError, parse_fixlink
+    from pagetrail.tools.errors import RefusedAddress
+
+    request = parse_fixlink("archive <https://a.example/x|a> https://b.example/")
+    assert (request.action, request.url, request.candidates) == (
+        "archive", "https://a.example/x", ("https://b.example/",))
+    with pytest.raises(CommandUsageError, match="URL is missing"):
+        parse_fixlink("archive")
+    with pytest.raises(CommandUsageError, match="at most 5"):
+        parse_fixlink("archive " + " ".join(f"https://a.example/{i}" for i in range(6)))
+    with pytest.raises(RefusedAddress):
+        parse_fixlink("archive http://10.0.0.1/")
