@@ -1,5 +1,6 @@
-"""`pagetrail digest run [--channel C] [--chart-dir DIR]`: scan every watched target, print
-the digests; `pagetrail digest chart --channel C --out FILE.png`: the channel's link-health
+"""`pagetrail digest run [--channel C] [--report-dir DIR]`: scan every watched target, print
+the digests (with --report-dir, also each channel's chart PNG, a Markdown report that shows
+it and a self-contained HTML report); `pagetrail digest chart --channel C --out FILE.png`: the channel's link-health
 trend over its recorded digests, as a picture.
 
 Each channel's digest is recorded (DigestRun, status "ready"); posting it to Slack is the
@@ -15,7 +16,7 @@ from pathlib import Path
 from pagetrail.cli.common import add_json_flag, print_json, run_async
 from pagetrail.store import open_store
 from pagetrail.tools.api import InvalidArgument
-from pagetrail.tools.digest import ChannelDigest, run_digests, to_json, to_markdown
+from pagetrail.tools.digest import ChannelDigest, run_digests, to_html, to_json, to_markdown
 from pagetrail.tools.settings import Settings
 from pagetrail.tools.trend import Trend
 
@@ -29,9 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="skip recovery of newly confirmed dead links")
     run.add_argument("--post", action="store_true",
                      help="post the digests to their Slack channels (needs SLACK_BOT_TOKEN)")
-    run.add_argument("--chart-dir", metavar="DIR",
-                     help="write each channel's trend chart here (PNG) and embed it in the "
-                          "Markdown")
+    run.add_argument("--report-dir", metavar="DIR",
+                     help="write each channel's trend chart (PNG) and its report as Markdown "
+                          "and HTML (chart embedded) here")
     add_json_flag(run)
     run.set_defaults(func=handle_run)
     chart = actions.add_parser("chart", help="draw a channel's link-health trend (PNG)")
@@ -87,13 +88,17 @@ def handle_run(args: argparse.Namespace) -> int:
         return 1 if any(o.status == "failed" for o in outcomes) else 0
     digests = run_async(_run(args, settings))
     charts: dict[str, Path] = {}
-    if args.chart_dir:
-        folder = Path(args.chart_dir)
+    if args.report_dir:
+        folder = Path(args.report_dir)
         folder.mkdir(parents=True, exist_ok=True)
         for digest in digests:
-            path = folder / f"link-health-{_file_safe(digest.channel)}-{digest.period}.png"
-            write_chart(digest.channel, path, settings)
-            charts[digest.channel] = path
+            stem = f"{_file_safe(digest.channel)}-{digest.period}"
+            chart = folder / f"link-health-{stem}.png"
+            write_chart(digest.channel, chart, settings)
+            charts[digest.channel] = chart
+            (folder / f"digest-{stem}.md").write_text(to_markdown(digest, chart=chart.name))
+            (folder / f"digest-{stem}.html").write_text(
+                to_html(digest, chart_png=chart.read_bytes()))
     if args.json:
         print_json([{**to_json(d), "chart": str(charts[d.channel])} if d.channel in charts
                     else to_json(d) for d in digests])

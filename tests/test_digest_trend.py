@@ -19,7 +19,7 @@ from pagetrail.bot.digest_post import digest_view, post_due_digests, stored_dige
 from pagetrail.bot.posting import SlackPoster, web_client
 from pagetrail.bot.watches import add_watch
 from pagetrail.store import DigestRun, open_store
-from pagetrail.tools.digest import to_markdown
+from pagetrail.tools.digest import to_html, to_markdown
 from pagetrail.tools.scanner import ScanOptions
 from pagetrail.tools.testbed.runner import TestbedThread, start_in_thread
 from pagetrail.tools.testbed.worldgen import WorldBuilder
@@ -157,6 +157,24 @@ def test_three_weeks_of_digests_with_drift_and_chart(testbed: TestbedThread, tmp
     assert out.read_bytes() == last_upload
     assert "3 weeks" in capsys.readouterr().out
     assert main(["digest", "chart", "--channel", "C-none", "--out", str(out)]) == 2
+
+    # The HTML report embeds the chart and the Robust Link; page text is escaped.
+    page = to_html(digests[0], chart_png=last_upload)
+    assert "data:image/png;base64," in page and drift.robust_link in page
+    assert "“Fresh bread daily”" in page
+    # `digest run --report-dir`: chart, Markdown showing it, HTML embedding it.
+    for key, value in testbed.env.items():
+        if key != "PAGETRAIL_DATABASE_URL":
+            monkeypatch.setenv(key, value)
+    get_settings.cache_clear()
+    reports = tmp_path / "reports"
+    assert main(["digest", "run", "--no-recover", "--report-dir", str(reports)]) == 0
+    names = sorted(path.name for path in reports.iterdir())
+    assert [n.split("-C1-")[0] for n in names] == ["digest", "digest", "link-health"]
+    markdown_file = next(reports.glob("digest-*.md")).read_text()
+    png = next(reports.glob("link-health-*.png"))
+    assert f"![Link health over the last weeks]({png.name})" in markdown_file
+    assert "data:image/png;base64," in next(reports.glob("digest-*.html")).read_text()
 
 
 def _messages(fake: FakeSlack) -> list[dict]:

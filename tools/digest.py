@@ -241,10 +241,7 @@ def scan_markdown(digest: ScanDigest) -> str:
         f"Newly dead: {counts['newly_confirmed']}, suspect: {counts['suspect']}, "
         f"fixed: {counts['fixed']}, flapping: {counts['flapping']}, "
         f"still dead: {counts['still_dead']}.")
-    titles = (("newly_confirmed", "Confirmed dead (new)"),
-              ("suspect", "Suspect (failed once, not yet confirmed)"),
-              ("fixed", "Fixed"), ("flapping", "Flapping"))
-    for field_name, title in titles:
+    for field_name, title in SECTIONS:
         links: list[DigestLink] = getattr(digest, field_name)
         if links:
             lines += ["", f"### {title}", *(_md_link(link) for link in links)]
@@ -276,6 +273,63 @@ def to_markdown(digest: ScanDigest | ChannelDigest, *, chart: Path | str | None 
         head += f"![Link health over the last weeks]({Path(chart).as_posix()})\n\n"
     body = "\n".join(scan_markdown(s) for s in digest.scans) or "No watched sites.\n"
     return head + body
+
+
+SECTIONS = (("newly_confirmed", "Confirmed dead (new)"),
+            ("suspect", "Suspect (failed once, not yet confirmed)"),
+            ("fixed", "Fixed"), ("flapping", "Flapping"))
+
+
+def to_html(digest: ChannelDigest, *, chart_png: bytes | None = None) -> str:
+    """The channel's digest as one self-contained HTML page, the chart embedded (data: URI).
+    Every text from pages and archives is escaped."""
+    import base64
+    from html import escape
+
+    def a(url: str, label: str | None = None) -> str:
+        return f'<a href="{escape(url, quote=True)}">{escape(label or url)}</a>'
+
+    title = f"Link-rot digest for {digest.channel} ({digest.period})"
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>{escape(title)}</title></head><body>", f"<h1>{escape(title)}</h1>"]
+    if chart_png:
+        data = base64.b64encode(chart_png).decode()
+        out.append(f'<p><img src="data:image/png;base64,{data}" width="720" '
+                   'alt="Link health over the last weeks"></p>')
+    for one in digest.scans:
+        out.append(f"<h2>Link rot: {a(one.target)}</h2>")
+        if one.error:
+            out.append(f"<p>Scan failed: {escape(one.error)}</p>")
+            continue
+        counts = one.counts
+        out.append(f"<p>{one.pages_crawled} pages crawled, {one.urls_checked} distinct URLs "
+                   f"checked. Newly dead: {counts['newly_confirmed']}, suspect: "
+                   f"{counts['suspect']}, fixed: {counts['fixed']}, flapping: "
+                   f"{counts['flapping']}, still dead: {counts['still_dead']}, content "
+                   f"changed: {counts['drifted']}.</p>")
+        for field_name, heading in SECTIONS:
+            links: list[DigestLink] = getattr(one, field_name)
+            if links:
+                out.append(f"<h3>{escape(heading)}</h3><ul>")
+                for link in links:
+                    status = f" {link.status}" if link.status is not None else ""
+                    item = f"<li>{a(link.url)} — {escape(link.verdict)}{status}"
+                    if link.recovery is not None and link.recovery.url:
+                        item += f"; suggested: {a(link.recovery.url)}"
+                    out.append(item + "</li>")
+                out.append("</ul>")
+        if one.drifted:
+            out.append("<h3>Content changed (the link works, the page is not what was "
+                       "linked)</h3><ul>")
+            for item in one.drifted:
+                out.append(f"<li>{a(item.url)} — {round(item.similarity * 100)}% similar to "
+                           f"the copy of {item.memento_datetime:%Y-%m-%d}: was "
+                           f"“{escape(item.archived_title)}”, now “{escape(item.live_title)}”; "
+                           f"link the {a(item.memento_url, 'archived copy')} instead, e.g. "
+                           f"{item.robust_link}</li>")  # built escaped (tools.output)
+            out.append("</ul>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
 
 
 def to_json(digest: ScanDigest | ChannelDigest) -> dict[str, Any]:
