@@ -247,6 +247,26 @@ def test_without_keys_it_says_so_once_and_carries_on(tb: TestbedThread, tmp_path
     assert TESTBED_KEYS[1] not in caplog.text
 
 
+def test_a_stopped_capture_is_not_left_pending(tb: TestbedThread, tmp_path: Path) -> None:
+    settings = _settings(tb, tmp_path, spn_job_seconds=60)
+    store = open_store(settings.database_url)
+    url = TARGET.format("p12")  # asked for once (daily cap test), refused there: not captured
+    tb.spn.throttle(1, retry_after=30)
+
+    async def run() -> dict[str, int]:
+        async with Fetcher(settings) as fetcher:
+            queue = spn_module.CaptureQueue(SavePageNow(settings, fetcher, store), limit=5)
+            queue.start()
+            assert queue.offer(url) and not queue.offer(url)  # once per URL
+            await asyncio.sleep(1.0)  # the request met 429 and waits 30 s
+            return await queue.close(timeout=0.5)
+
+    counts = asyncio.run(run())
+    assert counts == {"unfinished": 1}
+    [row] = [c for c in captures_of(store, url)]
+    assert row.status == "error" and "stopped" in row.message
+
+
 # --- the scan hook ------------------------------------------------------------------------------
 
 def test_scan_asks_for_captures_of_new_outbound_links(tb: TestbedThread,

@@ -184,9 +184,16 @@ class SavePageNow:
                 await self._record(url, source, "refused", message=message)
                 return CaptureResult(url=url, status="refused", message=message)
         capture_id = await self._record(url, source, "pending")
-        deadline = time.monotonic() + self.settings.spn_job_seconds
-        async with self._slots:
-            result = await self._run(url, deadline)
+        try:
+            async with self._slots:
+                # The budget starts with the slot: waiting for one is not the capture's time.
+                result = await self._run(url, time.monotonic() + self.settings.spn_job_seconds)
+        except asyncio.CancelledError:
+            # A stopped capture must not stay "pending": that would count as archived.
+            if self.store is not None and capture_id is not None:
+                finish_capture(self.store, capture_id, status="error",
+                               message="stopped before the archive answered")
+            raise
         if self.store is not None and capture_id is not None:
             await asyncio.to_thread(
                 finish_capture, self.store, capture_id, status=result.status,
