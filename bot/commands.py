@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pagetrail.tools.errors import InvalidURL, PagetrailError, RefusedAddress
+from pagetrail.tools import dates
+from pagetrail.tools.errors import InvalidDate, InvalidURL, PagetrailError, RefusedAddress
 from pagetrail.tools.netguard import (
     allowed_hosts,
     classify_address,
@@ -102,18 +103,11 @@ def public_url(token: str, settings: Settings | None = None) -> str:
 
 
 def parse_date(text: str) -> datetime:
-    """YYYY, YYYY-MM, YYYY-MM-DD or a 14-digit archive timestamp, as UTC."""
-    cleaned = text.strip()
-    for fmt in ("%Y%m%d%H%M%S", "%Y-%m-%d", "%Y-%m", "%Y%m%d", "%Y"):
-        try:
-            return datetime.strptime(cleaned, fmt).replace(tzinfo=UTC)
-        except ValueError:
-            continue
+    """tools.dates.parse_date (the CLI's too), its refusal as a usage error."""
     try:
-        moment = datetime.fromisoformat(cleaned.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise CommandUsageError(f"not a date: {cleaned!r} (use YYYY-MM-DD)") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return dates.parse_date(text)
+    except InvalidDate as exc:
+        raise CommandUsageError(str(exc)) from exc
 
 
 def _need_url(tokens: list[str], usage: str, settings: Settings | None) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.tools import dates
+from pagetrail.tools.errors import InvalidDate
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -136,10 +138,9 @@ def parse_when(text: str | None) -> datetime | None:
     if not text:
         return None
     try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError as exc:
-        raise UsageError(f"bad date {text!r}: use YYYY-MM-DD or ISO 8601") from exc
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+        return dates.parse_date(text)
+    except InvalidDate as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def _related(args: argparse.Namespace) -> int:

@@ -7,12 +7,13 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools import dates
+from pagetrail.tools.errors import InvalidDate, PagetrailError
 
 T = TypeVar("T")
 
@@ -47,14 +48,13 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_date(text: str | None, *, option: str = "date") -> datetime | None:
-    """An ISO date or date-time from the command line; naive means UTC."""
+    """A date from the command line (tools.dates.parse_date, as Slack's); naive means UTC."""
     if not text:
         return None
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise UsageError(f"{option}: not an ISO date: {text!r} (try 2019-06-01)") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return dates.parse_date(text)
+    except InvalidDate as exc:
+        raise UsageError(f"{option}: {exc}") from exc
 
 
 def fail(message: str, code: int = 2) -> int:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.tools import dates
+from pagetrail.tools.errors import InvalidDate
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.memento import (
     archived_redirects,
     fetch_memento,
     list_mementos,
-    parse_timestamp,
 )
 from pagetrail.tools.models import Memento
 from pagetrail.tools.settings import get_settings
@@ -35,14 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def parse_date(text: str) -> datetime:
-    text = text.strip()
-    moment = parse_timestamp(text) if text.isdigit() else None
-    if moment is None:
-        try:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"not a date: {text!r}") from exc
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    try:
+        return dates.parse_date(text)
+    except InvalidDate as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -39,6 +39,9 @@ UNTRUSTED = (" Titles, snippets, tags and page text in the answer come from thir
 Url = Annotated[str, Field(min_length=1, max_length=2048,
                            description="absolute http(s) URL")]
 OptionalUrl = Annotated[str | None, Field(default=None, max_length=2048)]
+# The registered engines (entry points, plugins included) as of this process's start: the
+# tool schema lists them, so an assistant can name only engines that exist.
+EngineName = Literal[api.search_engines()]  # type: ignore[valid-type]
 Moment = Annotated[datetime | None, Field(
     default=None, description="ISO 8601 date or date-time (UTC when no zone is given)")]
 
@@ -181,7 +184,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         description=(
             "Run one query on pagetrail's search engines (configured web search APIs, a dead "
             "site's own pages, the archive's listing of a host, pages seen before). `engine` "
-            "picks engines by name (e.g. searxng, brave, google, ddgs, site, cdx, local); "
+            f"picks engines by name ({', '.join(api.search_engines())}); "
             "`site` restricts hits to one host. Hits carry engine and rank; an engine that "
             "fails is listed in `failures`, the others still answer. Results are cached. "
             "Cost: one paced API call per engine." + UNTRUSTED),
@@ -189,8 +192,9 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
     async def search_web(
         ctx: Context,
         query: Annotated[str, Field(min_length=1, max_length=500)],
-        engine: Annotated[list[str] | None, Field(
-            default=None, max_length=7, description="engine names; default: all configured",
+        engine: Annotated[list[EngineName] | None, Field(  # type: ignore[valid-type]
+            default=None, max_length=len(api.search_engines()),
+            description="engine names; default: all configured",
         )] = None,
         site: Annotated[str | None, Field(default=None, max_length=253,
                                           description="host name, e.g. example.org")] = None,

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
-from pagetrail.tools.bulkfetch import TARGET_SAFE, BulkFetcher, parse_head, request_target
+from pagetrail.tools.bulkfetch import TARGET_SAFE, BulkFetcher, request_target
 from pagetrail.tools.errors import (
     BodyTooLarge,
     DecompressionBomb,
@@ -138,17 +138,107 @@ def test_request_target_skips_quoting_only_what_quote_keeps() -> None:
         assert request_target(f"http://ex.org/{char}")[1] == "/" + quote(char, safe=TARGET_SAFE)
 
 
-def test_parse_head_and_request_target() -> None:
-    head = parse_head(b"HTTP/1.1 301 Moved\r\nLocation: /b\r\nX-A:  1 \r\nx-a: 2")
-    assert (head.version, head.status, head.get("location")) == ("HTTP/1.1", 301, "/b")
-    assert head.get("x-a") == "1"  # names lower-cased, first one wins
-    with pytest.raises(ValueError):
-        parse_head(b"SSH-2.0-OpenSSH\r\n")
-    with pytest.raises(ValueError):
-        parse_head(b"HTTP/1.1 200 OK\r\n Folded: header")
+def test_request_target() -> None:
     assert request_target("https://Example.org/a b/é?q=x y") == (
         "example.org", "/a%20b/%C3%A9?q=x%20y")
     assert request_target("http://[::1]:8080") == ("[::1]:8080", "/")
+
+
+# --- strict framing on a raw socket ---------------------------------------------------
+
+GOOD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 26\r\n\r\n"
+        b"<html><title>ok</title>ok!")
+HEAD_200 = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+
+
+class RawServer:
+    """Answers GET /good with GOOD and GET /bad with `bad`, verbatim, on keep-alive
+    connections it never closes first; counts connections and requests per path."""
+
+    def __init__(self, bad: bytes) -> None:
+        self.bad = bad
+        self.connections = 0
+        self.hits: Counter[str] = Counter()
+        self.base = ""
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while True:
+                request = await reader.readuntil(b"\r\n\r\n")
+                path = request.split(b" ", 2)[1].decode()
+                self.hits[path] += 1
+                writer.write(self.bad if path == "/bad" else GOOD)
+                await writer.drain()
+        writer.close()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[RawServer]:
+        server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        try:
+            yield self
+        finally:
+            server.close()
+
+
+AMBIGUOUS = {
+    "two differing Content-Length": HEAD_200 + b"Content-Length: 3\r\nContent-Length: 30\r\n"
+                                    b"\r\nabc",
+    "chunk size 0x10": HEAD_200 + b"Transfer-Encoding: chunked\r\n\r\n0x3\r\nabc\r\n0\r\n\r\n",
+    "chunk size 1_0": HEAD_200 + b"Transfer-Encoding: chunked\r\n\r\n1_0\r\n0123456789\r\n"
+                      b"0\r\n\r\n",
+    "chunk size +a": HEAD_200 + b"Transfer-Encoding: chunked\r\n\r\n+a\r\n0123456789\r\n"
+                     b"0\r\n\r\n",
+    "Content-Length and Transfer-Encoding": HEAD_200 + b"Content-Length: 3\r\n"
+                                            b"Transfer-Encoding: chunked\r\n\r\n"
+                                            b"3\r\nabc\r\n0\r\n\r\n",
+    "Transfer-Encoding and Content-Length": HEAD_200 + b"Transfer-Encoding: chunked\r\n"
+                                            b"Content-Length: 3\r\n\r\n"
+                                            b"3\r\nabc\r\n0\r\n\r\n",
+    "a transfer coding besides chunked": HEAD_200 + b"Transfer-Encoding: gzip, chunked\r\n\r\n"
+                                         b"3\r\nabc\r\n0\r\n\r\n",
+    "chunked twice": HEAD_200 + b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"
+                     b"\r\n3\r\nabc\r\n0\r\n\r\n",
+    "a folded header": HEAD_200 + b"X-A: 1\r\n folded\r\nContent-Length: 3\r\n\r\nabc",
+    "a chunk without its CRLF": HEAD_200 + b"Transfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n"
+                                b"0\r\n\r\n",
+    "not HTTP at all": b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("bad", AMBIGUOUS.values(), ids=AMBIGUOUS.keys())
+async def test_ambiguous_framing_is_refused_and_its_connection_not_reused(bad: bytes) -> None:
+    async with RawServer(bad).running() as raw, \
+            Fetcher(settings(), backoff=0.01) as fetcher:
+        client = BulkFetcher(fetcher, html_only=True)
+        assert (await client.get(raw.base + "/good")).status == 200
+        with pytest.raises(FetchFailed) as refused:  # on the pooled connection
+            await client.get(raw.base + "/bad")
+        assert refused.value.kind == "protocol" and "protocol" in str(refused.value)
+        assert raw.connections == 1  # /bad went over the kept-alive connection ...
+        again = await client.get(raw.base + "/good")
+        assert again.status == 200 and again.content.endswith(b"ok!")
+        assert raw.connections == 2  # ... which was closed, not pooled
+        # The refusal is the answer: neither the Fetcher nor a retry asks again.
+        assert client.delegated == 0 and raw.hits["/bad"] == 1
+        prober = SiblingProber(client)
+        checked = await scan_check(raw.base + "/bad", client, prober)
+        await client.aclose()
+    assert checked.verdict != "ok" and "protocol" in checked.reason
+
+
+async def test_well_framed_answers_keep_their_connection() -> None:
+    chunked = (HEAD_200 + b"Transfer-Encoding: chunked\r\n\r\n"
+               b"4;ext=1\r\n<htm\r\n2\r\nl>\r\n0\r\nX-Trailer: 1\r\n\r\n")
+    async with RawServer(b"HTTP/1.1 100 Continue\r\n\r\n" + chunked).running() as raw, \
+            Fetcher(settings()) as fetcher:
+        client = BulkFetcher(fetcher, html_only=True)
+        first = await client.get(raw.base + "/bad")
+        second = await client.get(raw.base + "/good")
+        await client.aclose()
+    assert (first.status, first.content) == (200, b"<html>")
+    assert second.content.endswith(b"ok!") and raw.connections == 1
 
 
 # --- the SSRF guard -------------------------------------------------------------------

@@ -198,6 +198,19 @@ def test_junk_input_gives_empty_document(junk):
     assert doc.url == "https://junk.example/"
 
 
+def test_archived_and_live_pages_decode_alike():
+    """decode_html (archived captures) and the Fetcher (Response.charset) share one charset
+    decision, in the WHATWG order: a BOM beats the header, the header beats <meta>."""
+    from pagetrail.tools.fetch import detect_charset
+
+    bom = b"\xef\xbb\xbf<p>caf\xc3\xa9</p>"
+    assert detect_charset("text/html; charset=iso-8859-1", bom, "text/html") == "utf-8"
+    assert decode_html(bom, "text/html; charset=iso-8859-1") == "<p>café</p>"
+    labelled = b'<meta charset="utf-8"><p>caf\xe9</p>'
+    assert detect_charset("text/html; charset=latin-1", labelled, "text/html") == "iso8859-1"
+    assert decode_html(labelled, "text/html; charset=latin-1").endswith("<p>café</p>")
+
+
 def test_decode_html_prefers_declared_charset():
     assert decode_html("Größe".encode("cp1252"), "text/html; charset=windows-1252") == "Größe"
     assert decode_html("Größe".encode()) == "Größe"

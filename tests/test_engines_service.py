@@ -13,7 +13,7 @@ from test_engines_support import Answer, Seen, local_server, loopback_settings, 
 
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.brave import BraveEngine
-from pagetrail.tools.engines.registry import build_engine_set
+from pagetrail.tools.engines.registry import build_engine_set, engine_names
 from pagetrail.tools.engines.searxng import SearxngEngine
 from pagetrail.tools.engines.service import SearchService
 from pagetrail.tools.errors import ConfigError
@@ -173,12 +173,15 @@ async def test_rate_limit_spaces_calls_to_one_engine() -> None:
 
 # --- registry -----------------------------------------------------------------------------
 
-async def test_registry_builds_known_engines_and_skips_keyless(store) -> None:
+async def test_registry_builds_known_engines_and_skips_keyless(store, monkeypatch) -> None:
     from pagetrail.tools.settings import Settings
 
+    for name in ("PAGETRAIL_BRAVE_API_KEY", "PAGETRAIL_GOOGLE_CX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PAGETRAIL_GOOGLE_API_KEY", "g-key")  # the engine's own settings
     settings = Settings(search_engines=["searxng", "brave", "google", "site", "cdx", "local",
                                         "ddgs"],
-                        searxng_url="http://127.0.0.1:1", google_api_key=SecretStr("g-key"))
+                        searxng_url="http://127.0.0.1:1")
     async with make_fetcher(settings) as fetcher:
         built = build_engine_set(settings, fetcher, store)
         assert [e.name for e in built.engines] == ["searxng", "site", "cdx", "local", "ddgs"]
@@ -189,8 +192,10 @@ async def test_registry_builds_known_engines_and_skips_keyless(store) -> None:
         assert [e.name for e in only.engines] == ["site"]
         with pytest.raises(ConfigError):
             build_engine_set(settings, fetcher, store, ["bing"])
-        keyed = Settings(brave_api_key=SecretStr("b-key"))
-        assert build_engine_set(keyed, fetcher, store, ["brave"]).secrets == ["b-key"]
+        monkeypatch.setenv("PAGETRAIL_BRAVE_API_KEY", "b-key")
+        keyed = build_engine_set(Settings(), fetcher, store, ["brave"])
+        assert [e.name for e in keyed.engines] == ["brave"] and keyed.secrets == ["b-key"]
+    assert set(engine_names()) >= {"searxng", "brave", "google", "ddgs", "site", "cdx", "local"}
 
 
 # --- CLI --------------------------------------------------------------------------------------

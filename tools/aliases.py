@@ -783,11 +783,11 @@ def _html_text(html: str) -> str:
 
 
 def _cosine(a: str, b: str) -> float:
+    """Cosine (tools.similarity's) of the two texts' word counts, words of two letters up."""
     from collections import Counter
-    from math import sqrt
+
+    from pagetrail.tools.similarity import cosine
 
     ta = Counter(w for w in _NON_WORD.split(a.lower()) if len(w) > 1)
     tb = Counter(w for w in _NON_WORD.split(b.lower()) if len(w) > 1)
-    dot = sum(v * tb[k] for k, v in ta.items())
-    norm = sqrt(sum(v * v for v in ta.values())) * sqrt(sum(v * v for v in tb.values()))
-    return dot / norm if norm else 0.0
+    return cosine(ta, tb)

@@ -337,6 +337,13 @@ async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:
     return TagsResult(url=url, tags=tags)
 
 
+def search_engines() -> tuple[str, ...]:
+    """Names of the registered search engines (built-ins and installed plugins)."""
+    from pagetrail.tools.engines.registry import engine_names
+
+    return engine_names()
+
+
 async def search_web(query: str, *, engines: Sequence[str] | None = None,
                      site: str | None = None, limit: int = 10,
                      settings: Settings | None = None, store: Any | None = None,

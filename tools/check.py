@@ -20,7 +20,6 @@ it is strong and the sibling probe did not show that the site tells pages apart.
 
 from __future__ import annotations
 
-import math
 import re
 import secrets
 import string
@@ -315,27 +314,33 @@ def page_parking(page: Observation) -> dict[str, object]:
     return page.parking
 
 
-def shingles(tokens: list[str], k: int = 3) -> set[tuple[str, ...]]:
-    if len(tokens) < k:
-        return {tuple(tokens)} if tokens else set()
-    return {tuple(tokens[i:i + k]) for i in range(len(tokens) - k + 1)}
+def shingles(tokens: list[str], k: int = 3) -> frozenset[tuple[str, ...]]:
+    """Word k-shingles (tools.similarity.shingle_set; 3 words here: a sibling probe compares
+    short error pages, where 4-word shingles are too few)."""
+    from pagetrail.tools.similarity import shingle_set
+
+    return shingle_set(tokens, k)
 
 
 def resemblance(a: str, b: str) -> float | None:
     """Jaccard of word 3-shingles (Broder); None when either text is empty."""
+    from pagetrail.tools.similarity import jaccard
+
     sa, sb = shingles(tokenize(a[:50000])), shingles(tokenize(b[:50000]))
     if not sa or not sb:
         return None
-    return len(sa & sb) / len(sa | sb)
+    return jaccard(sa, sb)
 
 
 def cosine(a: str, b: str) -> float | None:
+    """Cosine of the two texts' raw word counts (every word: error pages are mostly stop
+    words); None when either text is empty."""
+    from pagetrail.tools.similarity import cosine as vector_cosine
+
     ca, cb = Counter(tokenize(a[:50000])), Counter(tokenize(b[:50000]))
     if not ca or not cb:
         return None
-    dot = sum(v * cb[t] for t, v in ca.items())
-    return dot / (math.sqrt(sum(v * v for v in ca.values()))
-                  * math.sqrt(sum(v * v for v in cb.values())))
+    return vector_cosine(ca, cb)
 
 
 def _path_is_root(path: str) -> bool:

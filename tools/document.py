@@ -19,6 +19,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.etree as etree
 import lxml.html
 
+from pagetrail.tools.fetch import detect_charset
 from pagetrail.tools.models import Document, Link
 from pagetrail.tools.text import guess_language
 from pagetrail.tools.urls import same_url, site_of
@@ -49,8 +50,6 @@ _BLOCKS = frozenset({
 _TITLE_SEPARATORS = re.compile(r"\s+(?:\||–|—|-|·|»|«|::|/|•)\s+")
 _COLON = re.compile(r":\s+")
 _SPACES = re.compile(r"\s+")
-_CHARSET_META = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]{1,40})""",
-                           re.I)
 _LANG = re.compile(r"^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{1,8})*$")
 
 # Words in titles and short pages that mark an error page (soft 404), several languages.
@@ -77,45 +76,16 @@ def clip(text: str, limit: int = MAX_FIELD_CHARS) -> str:
 # Decoding
 
 
-def _charset_of(content_type: str | None) -> str | None:
-    if not content_type:
-        return None
-    match = re.search(r"charset\s*=\s*[\"']?([a-zA-Z0-9_.:-]+)", content_type, re.I)
-    return match.group(1) if match else None
-
-
 def decode_html(html: bytes | str, content_type: str | None = None) -> str:
-    """Bytes → text: BOM, then the HTTP charset, the <meta> charset, UTF-8, else cp1252.
-
-    Invalid sequences are replaced, never fatal. The input is capped at MAX_HTML_BYTES.
+    """Bytes → text, with the fetch layer's charset decision (`fetch.detect_charset`: BOM,
+    HTTP charset, <meta> charset, then a guess). Invalid sequences are replaced, never fatal.
+    The input is capped at MAX_HTML_BYTES.
     """
     if isinstance(html, str):
         return html[:MAX_HTML_BYTES]
     data = html[:MAX_HTML_BYTES]
-    for bom, codec in ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"),
-                       (b"\xfe\xff", "utf-16-be")):
-        if data.startswith(bom):
-            return data[len(bom):].decode(codec, errors="replace")
-    declared = [_charset_of(content_type)]
-    meta = _CHARSET_META.search(data[:4096])
-    if meta:
-        declared.append(meta.group(1).decode("ascii", "ignore"))
-    for codec in declared:
-        if not codec:
-            continue
-        try:
-            return data.decode(codec)
-        except (LookupError, UnicodeDecodeError):
-            continue
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    # Mostly UTF-8 with a few bad bytes is far more common than real cp1252 text.
-    utf8 = data.decode("utf-8", errors="replace")
-    if utf8.count("\ufffd") <= max(3, len(data) // 1000):
-        return utf8
-    return data.decode("cp1252", errors="replace")
+    codec = detect_charset(content_type, data, "text/html") or "utf-8"
+    return data.decode(codec, errors="replace").removeprefix("\ufeff")
 
 
 def _parse_tree(text: str) -> lxml.html.HtmlElement | None:

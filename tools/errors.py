@@ -44,6 +44,12 @@ class RedirectLoop(TooManyRedirects):
     code = "redirect_loop"
 
 
+class InvalidDate(PagetrailError, ValueError):
+    """A date that tools.dates.parse_date cannot read (the message says what it accepts)."""
+
+    code = "invalid_date"
+
+
 class UnsupportedContent(PagetrailError):
     """Binary or otherwise unparseable content where a document was expected."""
 
@@ -53,11 +59,13 @@ class UnsupportedContent(PagetrailError):
 class FetchFailed(PagetrailError):
     """Network-level failure (DNS, refused, TLS, timeout) after retries.
 
-    `kind` says which: "dns" | "refused" | "tls" | "timeout" | "proxy" | "other".
+    `kind` says which: "dns" | "refused" | "tls" | "timeout" | "proxy" | "protocol" | "other";
+    "protocol": the server's answer broke HTTP/1.1 or framed its body ambiguously (the bulk
+    client refuses it, and the connection, rather than guess).
     """
 
     code = "fetch_failed"
-    KINDS = ("dns", "refused", "tls", "timeout", "proxy", "other")
+    KINDS = ("dns", "refused", "tls", "timeout", "proxy", "protocol", "other")
 
     def __init__(self, message: str, *, url: str | None = None, kind: str = "other") -> None:
         super().__init__(message, url=url)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from pagetrail.tools.dates import parse_date
+from pagetrail.tools.errors import InvalidDate
 from pagetrail.tools.evaluate import FULL, Answer, CaseResult
 from pagetrail.tools.models import Candidate, Recovery
 from pagetrail.tools.settings import Settings
@@ -192,8 +194,8 @@ def parse_link_date(value: Any) -> datetime | None:
     if not value:
         return None
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
+        return parse_date(str(value))
+    except InvalidDate:
         return None
 
 

@@ -27,6 +27,7 @@ import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
@@ -143,18 +144,22 @@ def is_text_type(mime: str) -> bool:
 
 
 def detect_charset(content_type_header: str | None, body: bytes, mime: str) -> str | None:
-    """Charset from the header, then a BOM, then <meta charset>/http-equiv, then a detector."""
+    """The codec of a text body, in the WHATWG order: a BOM, then the header's charset, then
+    <meta charset>/http-equiv, then a guess (UTF-8; mostly UTF-8 with a few bad bytes is
+    still UTF-8; else charset_normalizer). The one charset decision: `Response.text()` and
+    `document.decode_html` (archived captures) both use it, so a page decodes alike both ways.
+    """
     if not is_text_type(mime):
         return None
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name
     for param in (content_type_header or "").split(";")[1:]:
         key, _, value = param.partition("=")
         if key.strip().lower() == "charset":
             found = _valid_codec(value)
             if found:
                 return found
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return name
     if "html" in mime or "xml" in mime:
         match = _META_CHARSET.search(body[:4096])
         if match:
@@ -163,15 +168,19 @@ def detect_charset(content_type_header: str | None, body: bytes, mime: str) -> s
                 return found
     if mime == "application/json" or not body:
         return "utf-8"
+    sample = body[:65536]
     try:
-        body[:65536].decode("utf-8")
+        sample.decode("utf-8")
         return "utf-8"
     except UnicodeDecodeError as exc:
         if exc.start >= 65536 - 4:  # a character cut at the sample's end
             return "utf-8"
+    # Mostly UTF-8 with a few bad bytes is far more common than real legacy-encoded text.
+    if sample.decode("utf-8", errors="replace").count("\ufffd") <= max(3, len(sample) // 1000):
+        return "utf-8"
     from charset_normalizer import from_bytes
 
-    best = from_bytes(body[:65536]).best()
+    best = from_bytes(sample).best()
     return _valid_codec(best.encoding) if best else "utf-8"
 
 
@@ -280,11 +289,14 @@ class _Transient(Exception):
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Retry-After as seconds (delta-seconds or an HTTP date), None if absent/unreadable."""
+    """Retry-After as seconds (delta-seconds or an HTTP date), None if absent/unreadable.
+
+    The one parser of the header (the Fetcher, the bulk client and the search engines).
+    An HTTP date without a zone is UTC, as HTTP dates are (not the machine's local time)."""
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return float(value)
     try:
         when = parsedate_to_datetime(value)
@@ -292,6 +304,8 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
         return None
     if when is None:
         return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - (now if now is not None else time.time()))
 
 

@@ -33,6 +33,7 @@ from email.utils import format_datetime, parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urljoin, urlsplit
 
+from pagetrail.tools.dates import as_utc, parse_timestamp
 from pagetrail.tools.document import looks_like_error_page, parse_document
 from pagetrail.tools.errors import (
     ArchiveUnavailable,
@@ -56,7 +57,6 @@ MAX_INDEX_BYTES = 4 * 1024 * 1024  # TimeMaps/CDX listings of busy URLs can be h
 MAX_CAPTURES = 20_000
 MAX_CAPTURE_TRIES = 4  # raw captures fetched per archive before giving up on it
 MAX_REDIRECT_PROBES = 6
-_TIMESTAMP = re.compile(r"^\d{4,14}$")
 _HTML_MIME = ("text/html", "application/xhtml+xml", "text/plain", "unk", "warc/revisit", "")
 _ERROR_TARGET = re.compile(
     r"(?:^|[/_.-])(?:login|log-in|signin|sign-in|signon|auth|sso|error|errors|404|notfound|"
@@ -123,27 +123,12 @@ def timestamp_of(moment: datetime) -> str:
     return as_utc(moment).strftime("%Y%m%d%H%M%S")
 
 
-def parse_timestamp(text: str) -> datetime | None:
-    """14-digit archive timestamp (shorter ones padded: 2019 → 20190101000000)."""
-    if not _TIMESTAMP.match(text or ""):
-        return None
-    padded = text + "0101000000"[len(text) - 4:] if len(text) < 14 else text
-    try:
-        return datetime.strptime(padded[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-
-
 def parse_http_date(text: str) -> datetime | None:
     try:
         moment = parsedate_to_datetime(text.strip())
     except (TypeError, ValueError, IndexError):
         return None
     return as_utc(moment) if moment else None
-
-
-def as_utc(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _status(value: Any) -> int | None:

@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
-from urllib.robotparser import RobotFileParser
 
+from protego import Protego
 from sqlalchemy import func, select
 
 from pagetrail.store.db import JSONText, Store
@@ -168,13 +168,17 @@ def is_same_site(url: str, site: str) -> bool:
 class RobotsRules:
     """robots.txt per origin, fetched once per run. Unreadable or missing robots.txt allows
     everything: a site that cannot serve robots.txt must still be checkable (its links may be
-    dead precisely because the host is gone)."""
+    dead precisely because the host is gone).
+
+    Parsed by protego (RFC 9309: `*` and `$` wildcards, the longest matching rule wins, Allow
+    wins a tie, the most specific user-agent group applies), not urllib.robotparser, which
+    ignores wildcards and takes the first matching rule."""
 
     def __init__(self, fetcher: Fetcher, user_agent: str) -> None:
         self.fetcher = fetcher
         self.agent = user_agent.split("/", 1)[0]
-        self._rules: dict[str, asyncio.Future[RobotFileParser | None]] = {}
-        self._loaded: dict[str, RobotFileParser | None] = {}  # origins whose load finished
+        self._rules: dict[str, asyncio.Future[Protego | None]] = {}
+        self._loaded: dict[str, Protego | None] = {}  # origins whose load finished
         self.texts: dict[str, str] = {}
 
     @staticmethod
@@ -182,7 +186,7 @@ class RobotsRules:
         parts = urlsplit(url)
         return f"{parts.scheme}://{parts.netloc.lower()}"
 
-    async def _load(self, origin: str) -> RobotFileParser | None:
+    async def _load(self, origin: str) -> Protego | None:
         try:
             response = await self.fetcher.get(origin + "/robots.txt", polite=True,
                                               max_bytes=512 * 1024)
@@ -192,15 +196,13 @@ class RobotsRules:
             return None
         text = response.text()
         self.texts[origin] = text
-        parser = RobotFileParser()
-        parser.parse(text.splitlines())
-        return parser
+        return Protego.parse(text)
 
     async def allowed(self, url: str) -> bool:
         origin = self.origin(url)
         if origin in self._loaded:  # the common case: no future to await
             rules = self._loaded[origin]
-            return rules is None or rules.can_fetch(self.agent, url)
+            return rules is None or rules.can_fetch(url, self.agent)
         future = self._rules.get(origin)
         if future is None:
             future = self._rules[origin] = asyncio.get_running_loop().create_future()
@@ -211,7 +213,7 @@ class RobotsRules:
                 raise
         rules = await asyncio.shield(future)
         self._loaded[origin] = rules
-        return rules is None or rules.can_fetch(self.agent, url)
+        return rules is None or rules.can_fetch(url, self.agent)
 
 
 def blocked_by_robots(url: str) -> CheckResult:

@@ -97,10 +97,9 @@ class Settings(BaseSettings):
     search_engines: CommaList = Field(
         default_factory=lambda: ["site", "cdx", "local", "ddgs"]
     )
+    # An engine's own settings live with it (e.g. brave.BraveSettings reads
+    # PAGETRAIL_BRAVE_API_KEY); SearXNG's URL stays here: the SSRF guard knows every endpoint.
     searxng_url: str | None = None
-    brave_api_key: SecretStr | None = None
-    google_api_key: SecretStr | None = None
-    google_cx: str | None = None
     search_cache_ttl: int = 7 * 24 * 3600
     search_rps: float = 1.0  # third-party search APIs (Brave, Google, DuckDuckGo)
     searxng_rps: float = 10.0  # a self-hosted SearXNG

@@ -265,25 +265,28 @@ def _is_id(token: str) -> bool:
     return has_digit and (sum(ch.isdigit() for ch in token) * 2 >= len(token) or len(token) > 12)
 
 
-def _split_concatenated(token: str, lang: str = "en") -> list[str]:
-    """'solarfarms' → ['solar', 'farms'] (wordninja), only when the token is not a word.
+@lru_cache(maxsize=65_536)
+def split_concatenated(token: str, lang: str = "en") -> tuple[str, ...]:
+    """'solarfarms' → ('solar', 'farms') (wordninja), only when the token is not a word;
+    else (token,). The one splitter of concatenated words in URLs and queries (these URL
+    terms, and the site/CDX engines' overlap ranking).
 
     Accepted only if every part is at least three letters long or a known word, so that
     unknown names ('stunnel' → 's', 'tunnel') stay whole.
     """
     if len(token) < 6 or not token.isalpha() or not token.isascii():
-        return [token]
+        return (token,)
     if _zipf(token, "en") >= 2.5:
-        return [token]
+        return (token,)
     if lang != "en" and lang in _wordfreq_languages() and _zipf(token, lang) >= 2.5:
-        return [token]  # a word of the page's language ('bunten'), not two English ones
+        return (token,)  # a word of the page's language ('bunten'), not two English ones
     parts = wordninja.split(token)
     if len(parts) < 2:
-        return [token]
+        return (token,)
     if all(len(p) >= 3 or (len(p) == 2 and wordfreq.zipf_frequency(p, "en") >= 5.0)
            for p in parts) and all(wordfreq.zipf_frequency(p, "en") >= 2.5 for p in parts):
-        return [p.lower() for p in parts]
-    return [token]
+        return tuple(p.lower() for p in parts)
+    return (token,)
 
 
 def url_words(url: str, *, include_host: bool = False, lang: str = "en") -> list[str]:
@@ -311,7 +314,7 @@ def url_words(url: str, *, include_host: bool = False, lang: str = "en") -> list
                 continue
             if token.isdigit():
                 continue
-            for word in _split_concatenated(token, lang):
+            for word in split_concatenated(token, lang):
                 if len(word) >= 2 and word not in stop and not _is_id(word):
                     words.append(word)
     return words

@@ -8,22 +8,29 @@ backend gets them the same way. Engines signal what went wrong with the errors b
 
 from __future__ import annotations
 
-import email.utils
 import re
-import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import SecretStr
 
 from pagetrail.tools.errors import EngineUnavailable, PagetrailError, RateLimited
+from pagetrail.tools.fetch import retry_after_seconds as parse_retry_after
 from pagetrail.tools.models import Hit
 from pagetrail.tools.urls import host_of
+
+if TYPE_CHECKING:
+    from pagetrail.store.db import Store
+    from pagetrail.tools.settings import Settings
 
 SearchHit = Hit
 
 __all__ = [
     "Engine",
+    "EngineContext",
+    "EngineSkipped",
     "EngineTransient",
     "EngineUnavailable",
     "HttpGetter",
@@ -98,6 +105,29 @@ class HttpGetter(Protocol):
                   **options: Any) -> HttpResponse: ...
 
 
+class EngineSkipped(Exception):
+    """A configured engine that cannot run here; the message says why (and how to fix it)."""
+
+
+@dataclass
+class EngineContext:
+    """What a factory may use: the product's settings (fetching, archives, proxy), the
+    shared fetcher (SSRF guard, politeness) and the store, or None."""
+
+    settings: Settings
+    fetcher: HttpGetter
+    store: Store | None
+    secrets: list[str] = field(default_factory=list)
+
+    def secret(self, value: SecretStr | str | None) -> str:
+        """The plain value of a secret, remembered so that messages never carry it."""
+        getter = getattr(value, "get_secret_value", None)
+        plain = (getter() if getter else str(value or "")).strip()
+        if plain:
+            self.secrets.append(plain)
+        return plain
+
+
 # --- pure helpers ---------------------------------------------------------------------------
 
 _TAG = re.compile(r"<[^>]{0,200}>")
@@ -149,27 +179,6 @@ def make_hits(
         hits.append(Hit(url=url, title=clean_snippet(title, MAX_TITLE),
                         snippet=clean_snippet(snippet), rank=len(hits) + 1, engine=engine))
     return hits
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    current = time.time() if now is None else now
-    return max(0.0, moment.timestamp() - current)
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:

@@ -11,8 +11,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pydantic import SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pagetrail.tools.engines.base import (
+    EngineContext,
+    EngineSkipped,
     HttpGetter,
     SearchContext,
     fetch_checked,
@@ -68,3 +71,21 @@ class BraveEngine:
         )
         return make_hits(brave_rows(response_json(self.name, response)),
                          engine=self.name, limit=limit, site=site)
+
+
+class BraveSettings(BaseSettings):
+    """The Brave engine's own settings: PAGETRAIL_BRAVE_API_KEY, PAGETRAIL_BRAVE_BASE_URL."""
+
+    model_config = SettingsConfigDict(env_prefix="PAGETRAIL_BRAVE_", extra="ignore")
+
+    api_key: SecretStr | None = None
+    base_url: str = BRAVE_API
+
+
+def build(context: EngineContext) -> BraveEngine:
+    """The `brave` entry point."""
+    own = BraveSettings()
+    if not context.secret(own.api_key):
+        raise EngineSkipped("no API key (set PAGETRAIL_BRAVE_API_KEY)")
+    assert own.api_key is not None
+    return BraveEngine(context.fetcher, own.api_key, base_url=own.base_url)

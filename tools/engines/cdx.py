@@ -20,6 +20,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pagetrail.tools.engines.base import (
+    EngineContext,
+    EngineSkipped,
     EngineUnavailable,
     HttpGetter,
     SearchContext,
@@ -211,3 +213,10 @@ class CdxEngine:
                 raise first
             raise EngineUnavailable(f"cdx: {first}")
         return captures
+
+
+def build(context: EngineContext) -> CdxEngine:
+    """The `cdx` entry point: the archives of PAGETRAIL_ARCHIVES."""
+    if not context.settings.archives:
+        raise EngineSkipped("no archive configured (PAGETRAIL_ARCHIVES)")
+    return CdxEngine.from_archives(context.fetcher, context.settings.archives)

@@ -10,7 +10,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pagetrail.tools.engines.base import EngineTransient, SearchContext, make_hits
+from pagetrail.tools.engines.base import (
+    EngineContext,
+    EngineTransient,
+    SearchContext,
+    make_hits,
+)
 from pagetrail.tools.engines.searxng import with_site
 from pagetrail.tools.errors import EngineUnavailable, RateLimited
 from pagetrail.tools.models import Hit
@@ -67,3 +72,10 @@ class DdgsEngine:
             return []
         results = await asyncio.to_thread(self._search_sync, with_site(query, site), limit)
         return make_hits(ddgs_rows(results), engine=self.name, limit=limit, site=site)
+
+
+def build(context: EngineContext) -> DdgsEngine:
+    """The `ddgs` entry point (keyless; through the product's proxy and CA bundle)."""
+    settings = context.settings
+    return DdgsEngine(proxy=settings.proxy, verify=settings.ca_bundle or True,
+                      timeout=settings.total_timeout)

@@ -12,8 +12,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pydantic import SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pagetrail.tools.engines.base import (
+    EngineContext,
+    EngineSkipped,
     HttpGetter,
     SearchContext,
     fetch_checked,
@@ -83,3 +86,23 @@ class GoogleEngine:
             if len(page_rows) < num:
                 break
         return make_hits(rows, engine=self.name, limit=limit, site=site)
+
+
+class GoogleSettings(BaseSettings):
+    """The Google engine's own settings: PAGETRAIL_GOOGLE_API_KEY, PAGETRAIL_GOOGLE_CX
+    (the Programmable Search Engine id), PAGETRAIL_GOOGLE_BASE_URL."""
+
+    model_config = SettingsConfigDict(env_prefix="PAGETRAIL_GOOGLE_", extra="ignore")
+
+    api_key: SecretStr | None = None
+    cx: str | None = None
+    base_url: str = GOOGLE_API
+
+
+def build(context: EngineContext) -> GoogleEngine:
+    """The `google` entry point."""
+    own = GoogleSettings()
+    if not context.secret(own.api_key) or not own.cx:
+        raise EngineSkipped("needs PAGETRAIL_GOOGLE_API_KEY and PAGETRAIL_GOOGLE_CX")
+    assert own.api_key is not None
+    return GoogleEngine(context.fetcher, own.api_key, own.cx, base_url=own.base_url)

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from pagetrail.store.db import Store
 from pagetrail.store.models import utcnow
 from pagetrail.store.pages import FTS_TABLE, LocalPage
-from pagetrail.tools.engines.base import SearchContext, make_hits
+from pagetrail.tools.engines.base import EngineContext, EngineSkipped, SearchContext, make_hits
 from pagetrail.tools.engines.overlap import query_terms, text_tokens
 from pagetrail.tools.models import Document, Hit
 from pagetrail.tools.urls import host_of, normalize_url
@@ -167,3 +167,10 @@ class LocalEngine:
         rows = await asyncio.to_thread(self.index.search, query, site=site, limit=limit)
         return make_hits(((r.url, r.title, r.snippet) for r in rows),
                          engine=self.name, limit=limit, site=site)
+
+
+def build(context: EngineContext) -> LocalEngine:
+    """The `local` entry point: pages pagetrail has seen, from the store."""
+    if context.store is None:
+        raise EngineSkipped("no store")
+    return LocalEngine(context.store)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
+from pagetrail.tools.terms import split_concatenated
 from pagetrail.tools.text import content_terms
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
@@ -20,20 +20,6 @@ _URL_NOISE = frozenset({
     "www", "html", "htm", "shtml", "php", "asp", "aspx", "jsp", "cgi", "index", "default",
     "http", "https", "amp", "id", "page",
 })
-MIN_SPLIT_LEN = 8
-
-
-@lru_cache(maxsize=4096)
-def _split_concatenated(token: str) -> tuple[str, ...]:
-    """'solarfarms' → ('solar', 'farms'); kept whole when the split looks like noise."""
-    if len(token) < MIN_SPLIT_LEN or not token.isalpha():
-        return ()
-    import wordninja
-
-    parts = wordninja.split(token)
-    if len(parts) > 1 and all(len(p) >= 3 for p in parts):
-        return tuple(parts)
-    return ()
 
 
 def text_tokens(text: str) -> list[str]:
@@ -44,7 +30,9 @@ def text_tokens(text: str) -> list[str]:
         if not token:
             continue
         tokens.append(token)
-        tokens.extend(_split_concatenated(token))
+        parts = split_concatenated(token)
+        if len(parts) > 1:
+            tokens.extend(parts)
     return tokens
 
 

@@ -1,19 +1,37 @@
-"""Build the configured engines from settings.search_engines (names, in order)."""
+"""Search engines are plugins: discovered through the `pagetrail.engines` entry-point group.
+
+The built-ins (searxng, brave, google, ddgs, site, cdx, local) are registered in pagetrail's
+own pyproject exactly as a third party registers one in theirs:
+
+    [project.entry-points."pagetrail.engines"]
+    myengine = "mypackage.engine:build"
+
+An entry point names a factory `build(context: EngineContext) -> Engine` (tools.engines.base:
+`name`, `rate_limited`, `uses_context`, `async search(...)`). The factory reads its engine's
+own settings — a pydantic-settings class with its own env prefix, e.g. `BraveSettings` reads
+`PAGETRAIL_BRAVE_API_KEY` — and raises `EngineSkipped` with a note when it cannot run here
+(no key, no store). Secrets it hands to `context.secret()` are redacted from every message.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.metadata import EntryPoint, entry_points
 
 from pagetrail.store.db import Store
-from pagetrail.tools.engines.base import Engine, HttpGetter
+from pagetrail.tools.engines.base import Engine, EngineContext, EngineSkipped, HttpGetter
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.settings import Settings
 
 log = logging.getLogger(__name__)
 
-KNOWN_ENGINES = ("searxng", "brave", "google", "ddgs", "site", "cdx", "local")
+ENTRY_POINT_GROUP = "pagetrail.engines"
+
+
+EngineFactory = Callable[[EngineContext], Engine]
 
 
 @dataclass
@@ -23,9 +41,38 @@ class EngineSet:
     secrets: list[str] = field(default_factory=list)  # values to redact from messages
 
 
-def _secret(value: object) -> str:
-    getter = getattr(value, "get_secret_value", None)
-    return (getter() if getter else str(value or "")).strip()
+@lru_cache(maxsize=1)
+def _registered() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        name = point.name.strip().lower()
+        if name in found and found[name].value != point.value:
+            log.warning("search engine %r registered twice (%s, %s): the first is used",
+                        name, found[name].value, point.value)
+            continue
+        found.setdefault(name, point)
+    return found
+
+
+def engine_names() -> tuple[str, ...]:
+    """Names of every registered engine (built-in or installed plugin), sorted."""
+    return tuple(_registered())
+
+
+def engine_factory(name: str) -> EngineFactory:
+    """The factory registered as `name`; ConfigError for an unknown name or a plugin that
+    fails to import (a broken plugin is named, not hidden)."""
+    point = _registered().get(name)
+    if point is None:
+        raise ConfigError(f"unknown search engine: {name}; known: {', '.join(engine_names())}")
+    try:
+        factory = point.load()
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"search engine {name} ({point.value}) cannot be loaded: "
+                          f"{exc}") from exc
+    if not callable(factory):
+        raise ConfigError(f"search engine {name} ({point.value}) is not a factory")
+    return factory  # type: ignore[no-any-return]
 
 
 def build_engine_set(settings: Settings, fetcher: HttpGetter, store: Store | None,
@@ -33,17 +80,21 @@ def build_engine_set(settings: Settings, fetcher: HttpGetter, store: Store | Non
     """Engines named in `names` (default settings.search_engines); unknown → ConfigError."""
     wanted = [n.strip().lower() for n in (names if names is not None
                                           else settings.search_engines) if n.strip()]
-    unknown = [n for n in wanted if n not in KNOWN_ENGINES]
+    known = _registered()
+    unknown = [n for n in wanted if n not in known]
     if unknown:
         raise ConfigError(
             f"unknown search engine(s): {', '.join(unknown)}; "
-            f"known: {', '.join(KNOWN_ENGINES)}"
+            f"known: {', '.join(known)}"
         )
     result = EngineSet()
     for name in dict.fromkeys(wanted):
-        engine = _build_one(name, settings, fetcher, store, result)
-        if engine is not None:
-            result.engines.append(engine)
+        context = EngineContext(settings, fetcher, store)
+        try:
+            result.engines.append(engine_factory(name)(context))
+        except EngineSkipped as skipped:
+            result.notes.append(f"{name} skipped: {skipped}")
+        result.secrets.extend(context.secrets)
     for note in result.notes:
         log.warning("%s", note)
     return result
@@ -52,61 +103,3 @@ def build_engine_set(settings: Settings, fetcher: HttpGetter, store: Store | Non
 def build_engines(settings: Settings, fetcher: HttpGetter, store: Store | None,
                   names: Sequence[str] | None = None) -> list[Engine]:
     return build_engine_set(settings, fetcher, store, names).engines
-
-
-def _build_one(name: str, settings: Settings, fetcher: HttpGetter, store: Store | None,
-               result: EngineSet) -> Engine | None:
-    if name == "searxng":
-        if not settings.searxng_url:
-            result.notes.append("searxng skipped: set PAGETRAIL_SEARXNG_URL")
-            return None
-        from pagetrail.tools.engines.searxng import SearxngEngine
-
-        engine = SearxngEngine(fetcher, settings.searxng_url)
-        engine.rps = settings.searxng_rps  # self-hosted: its operator sets the pace
-        return engine
-    if name == "brave":
-        key = _secret(settings.brave_api_key)
-        if not key:
-            result.notes.append("brave skipped: no API key (set PAGETRAIL_BRAVE_API_KEY)")
-            return None
-        from pagetrail.tools.engines.brave import BraveEngine
-
-        result.secrets.append(key)
-        assert settings.brave_api_key is not None
-        return BraveEngine(fetcher, settings.brave_api_key)
-    if name == "google":
-        key = _secret(settings.google_api_key)
-        if not key or not settings.google_cx:
-            result.notes.append("google skipped: needs PAGETRAIL_GOOGLE_API_KEY and "
-                                "PAGETRAIL_GOOGLE_CX")
-            return None
-        from pagetrail.tools.engines.google import GoogleEngine
-
-        result.secrets.append(key)
-        assert settings.google_api_key is not None
-        return GoogleEngine(fetcher, settings.google_api_key, settings.google_cx)
-    if name == "ddgs":
-        from pagetrail.tools.engines.ddgs_engine import DdgsEngine
-
-        return DdgsEngine(proxy=settings.proxy, verify=settings.ca_bundle or True,
-                          timeout=settings.total_timeout)
-    if name == "site":
-        from pagetrail.tools.engines.site import SiteEngine
-
-        return SiteEngine(fetcher)
-    if name == "cdx":
-        if not settings.archives:
-            result.notes.append("cdx skipped: no archive configured (PAGETRAIL_ARCHIVES)")
-            return None
-        from pagetrail.tools.engines.cdx import CdxEngine
-
-        return CdxEngine.from_archives(fetcher, settings.archives)
-    if name == "local":
-        if store is None:
-            result.notes.append("local skipped: no store")
-            return None
-        from pagetrail.tools.engines.local import LocalEngine
-
-        return LocalEngine(store)
-    raise ConfigError(f"unknown search engine: {name}")  # guarded above; kept for safety

@@ -11,6 +11,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pagetrail.tools.engines.base import (
+    EngineContext,
+    EngineSkipped,
     HttpGetter,
     SearchContext,
     fetch_checked,
@@ -69,3 +71,14 @@ class SearxngEngine:
             if len(hits) >= limit or len(page_rows) < RESULTS_PER_PAGE:
                 break
         return hits
+
+
+def build(context: EngineContext) -> SearxngEngine:
+    """The `searxng` entry point. Its URL stays a product setting (PAGETRAIL_SEARXNG_URL):
+    the SSRF guard must know every endpoint origin pagetrail itself calls."""
+    settings = context.settings
+    if not settings.searxng_url:
+        raise EngineSkipped("set PAGETRAIL_SEARXNG_URL")
+    engine = SearxngEngine(context.fetcher, settings.searxng_url)
+    engine.rps = settings.searxng_rps  # self-hosted: its operator sets the pace
+    return engine

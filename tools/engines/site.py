@@ -15,7 +15,13 @@ import zlib
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from pagetrail.tools.engines.base import HttpGetter, SearchContext, host_matches, make_hits
+from pagetrail.tools.engines.base import (
+    EngineContext,
+    HttpGetter,
+    SearchContext,
+    host_matches,
+    make_hits,
+)
 from pagetrail.tools.engines.overlap import rank_by_overlap
 from pagetrail.tools.errors import EngineUnavailable, PagetrailError, UnsupportedContent
 from pagetrail.tools.models import Hit
@@ -256,3 +262,8 @@ class SiteEngine:
             for page, title in entries.pages:
                 listing.add(page, title)
             queue.extend(s for s in entries.sitemaps if s not in seen)
+
+
+def build(context: EngineContext) -> SiteEngine:
+    """The `site` entry point."""
+    return SiteEngine(context.fetcher)
