@@ -1,8 +1,9 @@
 """Save Page Now captures pagetrail asked for: one row per request, updated as the job ends.
 
-The table is also the daily-cap counter (captures requested since UTC midnight, across every
-process and worker sharing the store) and the "asked recently" memory that keeps a scan from
-asking twice for the same URL.
+The table is also what IA's per-account limits are kept with across every process and worker
+sharing the store: the daily-cap counter (captures sent since UTC midnight), the captures in
+flight (`claim_slot`: a row goes from `queued` to `pending` only while fewer than the limit
+are pending), and the "asked recently" memory that keeps a scan from asking twice.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class Capture(Base):
     url_key: Mapped[str] = mapped_column(String(64))
     url: Mapped[str] = mapped_column(Text)
     requested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    # pending → success | error | skipped (recent capture found) | refused (limits)
+    # queued → pending (sent) → success | error; refused (limits) and skipped (recent capture)
+    # are written as such. requested_at: when it was queued, then when it was sent.
     status: Mapped[str] = mapped_column(String(16), default="pending")
     job_id: Mapped[str] = mapped_column(String(128), default="")
     memento_url: Mapped[str] = mapped_column(Text, default="")
@@ -80,6 +82,28 @@ def finish_capture(store: Store, capture_id: int, *, status: str, job_id: str = 
         capture.message = message
 
 
+IN_FLIGHT = ("queued", "pending")
+
+
+def claim_slot(store: Store, capture_id: int, *, limit: int, since: datetime,
+               at: datetime) -> bool:
+    """Move a queued capture to `pending` (sent at `at`) if fewer than `limit` captures sent
+    since `since` are still pending, store-wide; False: wait and try again. (Two processes
+    claiming at the same instant may both win: the limit holds within one.)"""
+    with store.session() as s:
+        busy = s.execute(select(func.count()).select_from(Capture)
+                         .where(Capture.status == "pending", Capture.requested_at >= since,
+                                Capture.id != capture_id)).scalar_one()
+        if busy >= limit:
+            return False
+        capture = s.get(Capture, capture_id)
+        if capture is None:
+            return False
+        capture.status = "pending"
+        capture.requested_at = at
+        return True
+
+
 def requested_since(store: Store, since: datetime) -> int:
     """Capture requests sent to the archive since `since` (the daily cap's count): rows that
     reached the archive, not the ones skipped or refused before asking."""
@@ -95,7 +119,7 @@ def recent_capture(store: Store, url: str, since: datetime) -> CaptureRow | None
     with store.session() as s:
         row = s.execute(select(Capture).where(Capture.url_key == url_key(url),
                                               Capture.requested_at >= since,
-                                              Capture.status.in_(("pending", "success")))
+                                              Capture.status.in_((*IN_FLIGHT, "success")))
                         .order_by(Capture.requested_at.desc()).limit(1)).scalar_one_or_none()
         return _row(row) if row is not None else None
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from pagetrail.store.captures import (
     captures_of,
+    claim_slot,
     finish_capture,
     recent_capture,
     requested_since,
@@ -48,3 +49,23 @@ def test_first_seen_is_the_oldest_check(store) -> None:
                    LinkCheck(url="https://b.example/", checked_at=T0, verdict="dead")])
     seen = first_seen(store, [URL, "https://never.example/"])
     assert seen == {URL: T0}
+
+
+def test_claim_slot_holds_the_in_flight_limit_store_wide(store) -> None:
+    window = T0 - timedelta(minutes=3)
+    queued = [start_capture(store, f"https://q.example/{i}", source="scan", at=T0,
+                            status="queued") for i in range(3)]
+    assert claim_slot(store, queued[0], limit=2, since=window, at=T0)
+    assert claim_slot(store, queued[1], limit=2, since=window, at=T0)
+    assert not claim_slot(store, queued[2], limit=2, since=window, at=T0)  # two in flight
+    finish_capture(store, queued[0], status="success")
+    assert claim_slot(store, queued[2], limit=2, since=window, at=T0)
+    # A pending row older than the window (its process died) no longer holds a slot.
+    stale = start_capture(store, "https://q.example/stale", source="scan",
+                          at=T0 - timedelta(hours=1), status="pending")
+    late = start_capture(store, "https://q.example/late", source="scan", at=T0,
+                         status="queued")
+    assert stale and not claim_slot(store, late, limit=2, since=window, at=T0)
+    finish_capture(store, queued[1], status="error")
+    assert claim_slot(store, late, limit=2, since=window, at=T0)
+    assert requested_since(store, T0 - timedelta(days=1)) == 5  # every row that was sent

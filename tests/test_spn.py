@@ -54,7 +54,7 @@ def spn_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     b.page("https://source.example/about", _page("About us"))
     b.text("https://source.example/robots.txt", "User-agent: *\nAllow: /\n")
     b.text("https://target.example/robots.txt", "User-agent: *\nAllow: /\n")
-    for name in ("fresh", "archived", *(f"p{i}" for i in range(15))):
+    for name in ("fresh", "archived", "q0", "q1", *(f"p{i}" for i in range(15))):
         b.page(TARGET.format(name), _page(f"Target page {name}",
                                           f"The live text of target page {name}."))
     b.capture(ARCHIVED, "20190710000000", html=_page("Target page archived"))
@@ -198,6 +198,24 @@ def test_concurrent_captures_stay_within_the_account_limit(tb: TestbedThread,
     results = asyncio.run(_capture(settings, *urls))
     assert [r.status for r in results] == ["success"] * 3
     assert tb.spn.peak_active <= 2
+
+
+def test_the_account_limit_holds_across_processes_sharing_the_store(
+        tb: TestbedThread, tmp_path: Path) -> None:
+    settings = _settings(tb, tmp_path, spn_concurrency=1)
+    store = open_store(settings.database_url)
+    urls = [TARGET.format(f"q{i}") for i in range(2)]
+
+    async def run() -> list[spn_module.CaptureResult]:
+        # Two clients, as two worker processes would have: each its own slots.
+        async with Fetcher(settings) as one, Fetcher(settings) as two:
+            first, second = SavePageNow(settings, one, store), SavePageNow(settings, two, store)
+            return list(await asyncio.gather(first.capture(urls[0]),
+                                             second.capture(urls[1])))
+
+    results = asyncio.run(run())
+    assert [r.status for r in results] == ["success", "success"]
+    assert tb.spn.peak_active == 1  # one capture at a time for the account
 
 
 def test_server_session_limit_is_waited_out(tb: TestbedThread, tmp_path: Path) -> None:

@@ -6,9 +6,10 @@ account's S3-style keys) answers `{"url": …, "job_id": …}`; `GET {spn_url}/s
 answers `{"status": "pending"}` until `"success"` (with `timestamp` and `original_url`) or
 `"error"` (with `status_ext`, e.g. `error:user-session-limit`, `error:too-many-daily-captures`).
 
-Limits kept here, all settings: at most `spn_concurrency` captures in progress at once per
-process (IA limits concurrent capture sessions per account), at most `spn_daily_cap` capture
-requests per UTC day counted in the store (so every process and worker shares the count),
+Limits kept here, all settings: at most `spn_concurrency` captures in progress at once — per
+process, and with a store across every process sharing it (store.captures.claim_slot; IA
+limits concurrent capture sessions per account) — at most `spn_daily_cap` capture requests
+per UTC day counted in the store (so every process and worker shares the count),
 a 429 pauses every capture of the process for its Retry-After (else an exponential backoff),
 and each capture has a budget of `spn_job_seconds` for its request, waits and polls.
 
@@ -33,6 +34,7 @@ from pydantic import BaseModel
 from sqlalchemy.exc import SQLAlchemyError
 
 from pagetrail.store.captures import (
+    claim_slot,
     finish_capture,
     recent_capture,
     requested_since,
@@ -183,11 +185,19 @@ class SavePageNow:
                            "reached (PAGETRAIL_SPN_DAILY_CAP); try again tomorrow")
                 await self._record(url, source, "refused", message=message)
                 return CaptureResult(url=url, status="refused", message=message)
-        capture_id = await self._record(url, source, "pending")
+        capture_id = await self._record(url, source, "queued")
         try:
             async with self._slots:
                 # The budget starts with the slot: waiting for one is not the capture's time.
-                result = await self._run(url, time.monotonic() + self.settings.spn_job_seconds)
+                deadline = time.monotonic() + self.settings.spn_job_seconds
+                if capture_id is not None and not await self._claim(capture_id, deadline):
+                    result = CaptureResult(
+                        url=url, status="refused",
+                        message=f"{self.settings.spn_concurrency} captures stayed in progress "
+                                "for this account (other pagetrail processes) for longer than "
+                                "this capture's budget")
+                else:
+                    result = await self._run(url, deadline)
         except asyncio.CancelledError:
             # A stopped capture must not stay "pending": that would count as archived.
             if self.store is not None and capture_id is not None:
@@ -200,6 +210,21 @@ class SavePageNow:
                 job_id=result.job_id, memento_url=result.memento_url,
                 captured_at=result.captured_at, message=result.message)
         return result
+
+    async def _claim(self, capture_id: int, deadline: float) -> bool:
+        """Wait for a store-wide slot (captures in flight across processes), within budget."""
+        assert self.store is not None
+        window = timedelta(seconds=self.settings.spn_job_seconds)
+        while True:
+            now = self.clock()
+            if await asyncio.to_thread(claim_slot, self.store, capture_id,
+                                       limit=max(1, self.settings.spn_concurrency),
+                                       since=now - window, at=now):
+                return True
+            wait = max(0.05, min(1.0, self.settings.spn_poll_interval))
+            if time.monotonic() + wait > deadline:
+                return False
+            await asyncio.sleep(wait)
 
     async def _record(self, url: str, source: str, status: str,
                       message: str = "") -> int | None:
