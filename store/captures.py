@@ -8,11 +8,12 @@ are pending), and the "asked recently" memory that keeps a scan from asking twic
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import DateTime, Index, String, Text, func, select
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import DateTime, Index, String, Text, func, select, text, update
+from sqlalchemy.orm import Mapped, aliased, mapped_column
 
 from pagetrail.store.db import Store
 from pagetrail.store.models import Base, utcnow
@@ -85,23 +86,29 @@ def finish_capture(store: Store, capture_id: int, *, status: str, job_id: str = 
 IN_FLIGHT = ("queued", "pending")
 
 
+CLAIM_LOCK = 0x7057_5350  # PostgreSQL advisory lock key of the claim ("pt SP")
+
+
 def claim_slot(store: Store, capture_id: int, *, limit: int, since: datetime,
                at: datetime) -> bool:
     """Move a queued capture to `pending` (sent at `at`) if fewer than `limit` captures sent
-    since `since` are still pending, store-wide; False: wait and try again. (Two processes
-    claiming at the same instant may both win: the limit holds within one.)"""
+    since `since` are still pending, store-wide; False: wait and try again.
+
+    Atomic across processes: one UPDATE whose condition counts the others (SQLite runs
+    writes one at a time), under a transaction-scoped advisory lock on PostgreSQL (where
+    two concurrent UPDATEs would each count without the other)."""
+    other = aliased(Capture)
+    busy = (select(func.count()).select_from(other)
+            .where(other.status == "pending", other.requested_at >= since,
+                   other.id != capture_id).scalar_subquery())
     with store.session() as s:
-        busy = s.execute(select(func.count()).select_from(Capture)
-                         .where(Capture.status == "pending", Capture.requested_at >= since,
-                                Capture.id != capture_id)).scalar_one()
-        if busy >= limit:
-            return False
-        capture = s.get(Capture, capture_id)
-        if capture is None:
-            return False
-        capture.status = "pending"
-        capture.requested_at = at
-        return True
+        if s.get_bind().dialect.name == "postgresql":
+            s.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": CLAIM_LOCK})
+        result = s.execute(update(Capture)
+                           .where(Capture.id == capture_id, Capture.status == "queued",
+                                  busy < limit)
+                           .values(status="pending", requested_at=at))
+        return bool(result.rowcount)
 
 
 def requested_since(store: Store, since: datetime) -> int:
@@ -114,14 +121,34 @@ def requested_since(store: Store, since: datetime) -> int:
                              ).scalar_one())
 
 
+# A URL with one of these since the recent window began needs no capture request.
+COVERED = (*IN_FLIGHT, "success", "skipped")
+
+
 def recent_capture(store: Store, url: str, since: datetime) -> CaptureRow | None:
-    """The newest capture of `url` asked for since `since` that succeeded or is under way."""
+    """The newest capture of `url` since `since` that succeeded, is under way, or was found
+    in the archive already (skipped)."""
     with store.session() as s:
         row = s.execute(select(Capture).where(Capture.url_key == url_key(url),
                                               Capture.requested_at >= since,
-                                              Capture.status.in_((*IN_FLIGHT, "success")))
+                                              Capture.status.in_(COVERED))
                         .order_by(Capture.requested_at.desc()).limit(1)).scalar_one_or_none()
         return _row(row) if row is not None else None
+
+
+def covered(store: Store, urls: Iterable[str], since: datetime) -> set[str]:
+    """Those of `urls` with a capture since `since` (success, under way, or found archived)."""
+    keys = {url_key(url): url for url in urls}
+    found: set[str] = set()
+    wanted = list(keys)
+    with store.session() as s:
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            rows = s.execute(select(Capture.url_key).where(
+                Capture.url_key.in_(chunk), Capture.requested_at >= since,
+                Capture.status.in_(COVERED))).scalars().all()
+            found.update(keys[key] for key in rows)
+    return found
 
 
 def captures_of(store: Store, url: str) -> list[CaptureRow]:

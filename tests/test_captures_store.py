@@ -69,3 +69,17 @@ def test_claim_slot_holds_the_in_flight_limit_store_wide(store) -> None:
     finish_capture(store, queued[1], status="error")
     assert claim_slot(store, late, limit=2, since=window, at=T0)
     assert requested_since(store, T0 - timedelta(days=1)) == 5  # every row that was sent
+
+
+def test_claims_racing_from_threads_never_exceed_the_limit(store) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    window = T0 - timedelta(minutes=3)
+    queued = [start_capture(store, f"https://r.example/{i}", source="scan", at=T0,
+                            status="queued") for i in range(8)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        won = list(pool.map(lambda cid: claim_slot(store, cid, limit=2, since=window, at=T0),
+                            queued))
+    assert sum(won) == 2
+    assert sum(c.status == "pending" for u in range(8)
+               for c in captures_of(store, f"https://r.example/{u}")) == 2

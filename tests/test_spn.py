@@ -153,9 +153,13 @@ def test_recent_captures_are_not_asked_for_again(tb: TestbedThread, tmp_path: Pa
     assert again.status == "skipped" and again.memento_url == first.memento_url
     assert len(_posts(tb)) == 1
     # Another store, no record of ours: the archive's own listing says it is recent.
-    [listed] = asyncio.run(_capture(_settings(tb, tmp_path / "other"), url))
+    other = _settings(tb, tmp_path / "other")
+    [listed] = asyncio.run(_capture(other, url))
     assert listed.status == "skipped" and listed.memento_url == first.memento_url
     assert len(_posts(tb)) == 1
+    # ... and is remembered, so that the next time neither IA nor its index is asked.
+    [row] = captures_of(open_store(other.database_url), url)
+    assert (row.status, row.memento_url) == ("skipped", first.memento_url)
 
 
 def test_archive_capture_within_recent_days_skips_the_request(tb: TestbedThread,
@@ -289,30 +293,37 @@ def test_a_stopped_capture_is_not_left_pending(tb: TestbedThread, tmp_path: Path
 
 def test_scan_asks_for_captures_of_new_outbound_links(tb: TestbedThread,
                                                       tmp_path: Path) -> None:
-    settings = _settings(tb, tmp_path, spn_on_scan=True)
+    settings = _settings(tb, tmp_path, spn_on_scan=True, spn_scan_max=1)
     store = open_store(settings.database_url)
     fresh = TARGET.format("fresh")
+    options = ScanOptions(depth=0, max_pages=1)
 
-    async def run() -> tuple[object, object]:
-        result = await scan(SOURCE, store=store, settings=settings,
-                            options=ScanOptions(depth=0, max_pages=1))
-        async with Fetcher(settings) as fetcher:
-            return result, await fetch_memento(fresh, fetcher, settings=settings)
+    def posted() -> list[str]:
+        return sorted(r.form["url"] for r in _posts(tb))
 
-    result, memento = asyncio.run(run())
-    posted = sorted(r.form["url"] for r in _posts(tb))
-    # The live outbound links, not the dead one, not the same-site one; the archived one is
-    # only asked for if its 2019 capture is older than spn_recent_days (it is).
-    assert posted == sorted([fresh, ARCHIVED])
-    assert result.captures.get("success") == 2
-    assert memento is not None and memento.document is not None
-    assert memento.document.title == "Target page fresh"
-    assert memento.datetime.year == datetime.now(UTC).year
-    # A second scan sees nothing new: no capture asked for.
+    first = asyncio.run(scan(SOURCE, store=store, settings=settings, options=options))
+    # The live outbound links are wanted (not the dead one, not the same-site one; the
+    # archived one too: its 2019 capture is older than spn_recent_days), one a scan here.
+    [asked_first] = posted()
+    assert asked_first in (fresh, ARCHIVED)
+    assert first.captures == {"success": 1, "dropped": 1}
+    # The next scan sees nothing new, but asks for the link still without a capture.
     tb.spn.received.clear()
-    again = asyncio.run(scan(SOURCE, store=store, settings=settings,
-                             options=ScanOptions(depth=0, max_pages=1)))
-    assert _posts(tb) == [] and again.captures == {}
+    second = asyncio.run(scan(SOURCE, store=store, settings=settings, options=options))
+    assert posted() == sorted({fresh, ARCHIVED} - {asked_first})
+    assert second.captures == {"success": 1}
+    tb.spn.received.clear()
+    third = asyncio.run(scan(SOURCE, store=store, settings=settings, options=options))
+    assert posted() == [] and third.captures == {}
+
+    async def memento() -> object:
+        async with Fetcher(settings) as fetcher:
+            return await fetch_memento(fresh, fetcher, settings=settings)
+
+    found = asyncio.run(memento())
+    assert found is not None and found.document is not None
+    assert found.document.title == "Target page fresh"
+    assert found.datetime.year == datetime.now(UTC).year
 
 
 # --- the faces: CLI, MCP, Slack -----------------------------------------------------------------

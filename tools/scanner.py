@@ -32,7 +32,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -523,8 +523,9 @@ class Scanner:
 
     # -- Save Page Now --
     def _capture_queue(self, fetcher: Fetcher) -> CaptureQueue | None:
-        """Captures of first-seen outbound links, beside the checks (None: turned off or no
-        keys — the latter said once per process)."""
+        """Captures of outbound links, beside the checks: first-seen ones as they are checked,
+        then those still without a capture (None: turned off or no keys — the latter said
+        once per process)."""
         if not self.settings.spn_on_scan or self.settings.spn_scan_max <= 0:
             return None
         if credentials(self.settings) is None:
@@ -540,6 +541,21 @@ class Scanner:
         for result in results:
             if result.verdict in ("ok", "redirected") and not is_same_site(result.url, self.site):
                 self.captures.offer(result.url)
+
+    async def _offer_uncaptured(self) -> None:
+        """Working outbound links seen before but still without a capture (an earlier scan's
+        capture failed, was stopped, or hit a limit): offered after the new ones."""
+        from pagetrail.store.captures import covered
+
+        assert self.captures is not None
+        verdicts = await asyncio.to_thread(checked_in_scan, self.store, self.scan_id)
+        working = sorted(url for url, verdict in verdicts.items()
+                         if verdict in ("ok", "redirected") and not is_same_site(url, self.site))
+        since = self.clock() - timedelta(days=self.settings.spn_recent_days)
+        done = await asyncio.to_thread(covered, self.store, working, since)
+        for url in working:
+            if url not in done:
+                self.captures.offer(url)
 
     # -- the run --
     async def run(self) -> ScanResult:
@@ -574,6 +590,8 @@ class Scanner:
                 await asyncio.gather(*workers, return_exceptions=True)
                 await self.recorder.flush()
                 await self.client.aclose()
+                if finished and self.captures:
+                    await self._offer_uncaptured()
                 # Captures finish after the checks (within one capture's budget); a failed
                 # scan stops them at once.
                 capture_counts = (await self.captures.close(None if finished else 0)

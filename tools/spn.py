@@ -255,10 +255,17 @@ class SavePageNow:
         if not fresh:
             return None
         newest = fresh[-1]
-        return CaptureResult(url=url, status="skipped", memento_url=newest.memento_url,
-                             captured_at=newest.datetime,
-                             message=f"archived {newest.datetime:%Y-%m-%d %H:%M} UTC, within "
-                                     f"{days:g} days")
+        result = CaptureResult(url=url, status="skipped", memento_url=newest.memento_url,
+                               captured_at=newest.datetime,
+                               message=f"archived {newest.datetime:%Y-%m-%d %H:%M} UTC, "
+                                       f"within {days:g} days")
+        if self.store is not None:  # remembered: the next scan asks neither IA nor its index
+            capture_id = await self._record(url, "archive", "skipped", message=result.message)
+            assert capture_id is not None
+            await asyncio.to_thread(finish_capture, self.store, capture_id, status="skipped",
+                                    memento_url=result.memento_url,
+                                    captured_at=result.captured_at, message=result.message)
+        return result
 
     async def _pause(self, deadline: float) -> bool:
         """Wait out a 429 pause; False when the budget ends first."""
@@ -367,6 +374,7 @@ class CaptureQueue:
         self.results: list[CaptureResult] = []
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._seen: set[str] = set()
+        self._dropped: set[str] = set()
         self._workers: list[asyncio.Task[None]] = []
         self._closed = False
 
@@ -378,7 +386,9 @@ class CaptureQueue:
         if url in self._seen:
             return False
         if self._closed or self.offered >= self.limit:
-            self.dropped += 1
+            if url not in self._dropped:  # counted once, however often it is offered
+                self._dropped.add(url)
+                self.dropped += 1
             return False
         self._seen.add(url)
         self.offered += 1
