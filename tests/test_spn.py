@@ -160,6 +160,7 @@ def test_recent_captures_are_not_asked_for_again(tb: TestbedThread, tmp_path: Pa
     # ... and is remembered, so that the next time neither IA nor its index is asked.
     [row] = captures_of(open_store(other.database_url), url)
     assert (row.status, row.memento_url) == ("skipped", first.memento_url)
+    assert row.requested_at == first.captured_at  # covers the URL while the capture is recent
 
 
 def test_archive_capture_within_recent_days_skips_the_request(tb: TestbedThread,

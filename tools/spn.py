@@ -259,9 +259,12 @@ class SavePageNow:
                                captured_at=newest.datetime,
                                message=f"archived {newest.datetime:%Y-%m-%d %H:%M} UTC, "
                                        f"within {days:g} days")
-        if self.store is not None:  # remembered: the next scan asks neither IA nor its index
-            capture_id = await self._record(url, "archive", "skipped", message=result.message)
-            assert capture_id is not None
+        if self.store is not None:
+            # Remembered as of the capture's own time, so that it covers the URL exactly as
+            # long as the capture is recent: until then no scan asks IA or its index again.
+            capture_id = await asyncio.to_thread(
+                start_capture, self.store, url, source="archive", at=newest.datetime,
+                status="skipped", message=result.message)
             await asyncio.to_thread(finish_capture, self.store, capture_id, status="skipped",
                                     memento_url=result.memento_url,
                                     captured_at=result.captured_at, message=result.message)
