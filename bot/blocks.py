@@ -15,10 +15,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from pagetrail.tools.models import Candidate, CheckResult, Hit, Memento, Recovery, Signature, Tag
+from pagetrail.tools.models import (
+    Candidate,
+    CheckResult,
+    Drift,
+    Hit,
+    Memento,
+    Recovery,
+    Signature,
+    Tag,
+)
 
 if TYPE_CHECKING:
     from pagetrail.tools.api import RelatedResult
+    from pagetrail.tools.spn import CaptureResult
 
 Block = dict[str, Any]
 
@@ -245,7 +255,10 @@ def recovery_blocks(recovery: Recovery, *, offset: int = 0, anchor: str = "",
     url = recovery.url
     blocks: list[Block | None] = []
     if offset == 0:
-        blocks.append(header(ANSWER_HEADERS.get(recovery.answer, recovery.answer)))
+        title = ANSWER_HEADERS.get(recovery.answer, recovery.answer)
+        if recovery.drifted:
+            title = "The link works but the page changed"
+        blocks.append(header(title))
         lines = [f"*{link(url, url, 300)}*"]
         verdict = verdict_line(recovery.check)
         if verdict:
@@ -259,6 +272,14 @@ def recovery_blocks(recovery: Recovery, *, offset: int = 0, anchor: str = "",
             blocks.append(section(f"It now lives at {link(final, final, 300)}"))
             blocks.append(actions([button("Use this", ACTION_PICK, pick_value(url, final),
                                           style="primary")], block_id="redirect-actions"))
+        if recovery.drift is not None and recovery.drift.drifted:
+            drift = recovery.drift
+            archived = button("Use archived copy", ACTION_PICK,
+                              pick_value(url, drift.memento.memento_url))
+            blocks.append(section(drift_item_text(drift_view(drift)), accessory=archived,
+                                  block_id="drift"))
+            return message(blocks, f"{url}: the link works but the page changed → "
+                                   f"{drift.memento.memento_url}")
         return message(blocks, f"{url}: {recovery.answer}")
 
     # The archived copy has its own line (and button); the list is of live pages.
@@ -286,6 +307,13 @@ def recovery_blocks(recovery: Recovery, *, offset: int = 0, anchor: str = "",
     blocks.append(context(footer(recovery)))
     top = page[0].url if page else (recovery.memento.memento_url if recovery.memento else "")
     return message(blocks, f"{url}: {recovery.answer}" + (f" → {top}" if top else ""))
+
+
+def drift_view(drift: Drift) -> DriftView:
+    return DriftView(url=drift.url, similarity=drift.similarity,
+                     archived_title=drift.archived_title, live_title=drift.live_title,
+                     memento_url=drift.memento.memento_url,
+                     memento_date=f"{drift.memento.datetime:%Y-%m-%d}")
 
 
 def footer(recovery: Recovery) -> str:
@@ -445,7 +473,35 @@ HELP_TEXT = """*/fixlink URL [anchor words…]* — find where a dead link went
 */fixlink search QUERY* — run a query on the configured engines
 */fixlink rank URL CANDIDATE…* — rank your candidates against the archived copy
 */fixlink related URL* — archived pages on the same topic (related, not replacements)
+*/fixlink archive URL…* — ask the Internet Archive to capture pages now (Save Page Now)
 */linkrot watch URL|SITE*, *unwatch*, *list*, *digest now* — weekly link-rot digest"""
+
+
+CAPTURE_WORDS = {
+    "success": ":white_check_mark: archived",
+    "skipped": ":ballot_box_with_check: already archived",
+    "pending": ":hourglass: still capturing",
+    "error": ":x: not archived",
+    "refused": ":no_entry: not asked (limits)",
+    "no_keys": ":no_entry: not asked (no Internet Archive keys configured)",
+}
+
+
+def archive_blocks(captures: Sequence[CaptureResult]) -> dict[str, Any]:
+    lines = []
+    for capture in captures:
+        line = f"{CAPTURE_WORDS.get(capture.status, escape(capture.status))} " \
+               f"{link(capture.url, capture.url, 200)}"
+        if capture.memento_url:
+            when = f"{capture.captured_at:%Y-%m-%d %H:%M} UTC" if capture.captured_at \
+                else "archived copy"
+            line += f" — {link(capture.memento_url, when, 200)}"
+        elif capture.message and capture.status not in ("success", "no_keys"):
+            line += f" — {escape(clip(capture.message, 200))}"
+        lines.append(line)
+    done = sum(c.status in ("success", "skipped") for c in captures)
+    return message([header("Save Page Now"), section("\n".join(lines))],
+                   f"{done} of {len(captures)} archived")
 
 
 def help_blocks() -> dict[str, Any]:
@@ -494,6 +550,18 @@ class DeadLinkView:
 
 
 @dataclass
+class DriftView:
+    """A watched link that works but whose page changed."""
+
+    url: str
+    similarity: float
+    archived_title: str
+    live_title: str
+    memento_url: str
+    memento_date: str  # YYYY-MM-DD
+
+
+@dataclass
 class DigestView:
     channel: str
     period: str
@@ -504,6 +572,7 @@ class DigestView:
     fixed: int = 0
     flapping: int = 0
     dead: list[DeadLinkView] = field(default_factory=list)
+    drifted: list[DriftView] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # watches whose scan failed
 
 
@@ -514,7 +583,18 @@ THREAD_LINKS_PER_MESSAGE = 20
 def digest_counts_line(view: DigestView) -> str:
     return (f"*{view.checked}* links checked · *{view.newly_dead}* newly dead · "
             f"*{view.confirmed_dead}* confirmed dead · *{view.fixed}* fixed since last week · "
-            f"*{view.flapping}* flapping")
+            f"*{view.flapping}* flapping · *{len(view.drifted)}* content changed")
+
+
+def drift_item_text(item: DriftView) -> str:
+    lines = [f"{link(item.url, item.url, 200)} — works, but only {percent(item.similarity)} "
+             "like the page that was linked"]
+    if item.archived_title or item.live_title:
+        lines.append(f"was “{escape(clip(item.archived_title, 100))}”, now "
+                     f"“{escape(clip(item.live_title, 100))}”")
+    lines.append(f"→ link the {link(item.memento_url, 'copy archived ' + item.memento_date)} "
+                 "instead")
+    return "\n".join(lines)
 
 
 def dead_link_text(item: DeadLinkView) -> str:
@@ -557,6 +637,14 @@ def digest_blocks(view: DigestView) -> dict[str, Any]:
         blocks.append(context(f"Full list of {len(view.dead)} dead links in the thread."))
     else:
         blocks.append(section("No dead links this week. :tada:"))
+    if view.drifted:
+        blocks.append(divider())
+        blocks.append(section("*Content changed* — these links work, but the page is no "
+                              "longer what was linked:"))
+        for number, item in enumerate(view.drifted[:DIGEST_TOP], start=1):
+            blocks.append(section(drift_item_text(item), block_id=f"drift-{number}"))
+        if len(view.drifted) > DIGEST_TOP:
+            blocks.append(context(f"All {len(view.drifted)} changed pages in the thread."))
     if view.errors:
         blocks.append(context("Scan failed: " + escape(clip("; ".join(view.errors), 1500))))
     text = (f"Link-rot digest {view.period}: {view.checked} checked, {view.newly_dead} newly "
@@ -576,6 +664,13 @@ def digest_thread_pages(view: DigestView,
         for number, item in enumerate(chunk, start=start + 1):
             blocks.extend(dead_link_blocks(item, number))
         pages.append(message(blocks, f"Dead links {start + 1}–{start + len(chunk)} of {total}"))
+    total = len(view.drifted)
+    for start in range(0, total if total > DIGEST_TOP else 0, per_message):
+        chunk = view.drifted[start: start + per_message]
+        label = f"Changed pages {start + 1}–{start + len(chunk)} of {total}"
+        blocks = [context(label)]
+        blocks += [section(drift_item_text(item)) for item in chunk]
+        pages.append(message(blocks, label))
     return pages
 
 

@@ -31,12 +31,14 @@ MAX_WORDS = 30  # anchor words / query words kept (longer text is pasted prose, 
 MAX_RANK_CANDIDATES = 10
 
 FixlinkAction = Literal[
-    "recover", "check", "memento", "signature", "tags", "search", "rank", "related", "help"
+    "recover", "check", "memento", "signature", "tags", "search", "rank", "related", "archive",
+    "help"
 ]
 LinkrotAction = Literal["watch", "unwatch", "list", "digest", "help"]
 SUBCOMMANDS: tuple[str, ...] = (
-    "check", "memento", "signature", "tags", "search", "rank", "related", "help",
+    "check", "memento", "signature", "tags", "search", "rank", "related", "archive", "help",
 )
+MAX_ARCHIVE_URLS = 5  # a person's captures at a time from Slack
 
 
 class CommandUsageError(PagetrailError):
@@ -50,7 +52,7 @@ class FixlinkRequest:
     action: FixlinkAction
     url: str = ""
     words: tuple[str, ...] = ()  # anchor words (recover) or the query (search)
-    candidates: tuple[str, ...] = ()  # rank
+    candidates: tuple[str, ...] = ()  # rank; the URLs after the first (archive)
     at: datetime | None = None  # memento
 
     @property
@@ -150,6 +152,12 @@ def parse_fixlink(text: str, settings: Settings | None = None) -> FixlinkRequest
             raise CommandUsageError(f"at most {MAX_RANK_CANDIDATES} candidates at a time")
         candidates = tuple(public_url(t, settings) for t in rest[1:])
         return FixlinkRequest("rank", url=url, candidates=candidates)
+    if head == "archive":
+        url = _need_url(rest, "/fixlink archive URL…", settings)
+        if len(rest) > MAX_ARCHIVE_URLS:
+            raise CommandUsageError(f"at most {MAX_ARCHIVE_URLS} URLs at a time")
+        return FixlinkRequest("archive", url=url,
+                              candidates=tuple(public_url(t, settings) for t in rest[1:]))
     if head == "memento":
         url = _need_url(rest, "/fixlink memento URL [YYYY-MM-DD]", settings)
         at = parse_date(rest[1]) if len(rest) > 1 else None

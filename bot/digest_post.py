@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import select
 
 from pagetrail.bot import blocks
-from pagetrail.bot.blocks import DeadLinkView, DigestView
+from pagetrail.bot.blocks import DeadLinkView, DigestView, DriftView
 from pagetrail.bot.posting import DELIVERY_ERRORS, SlackPoster
 from pagetrail.bot.watches import watched_channels
 from pagetrail.store.db import Store
@@ -78,6 +78,15 @@ def digest_view(digest: ChannelDigest) -> DigestView:
                 if link.url not in seen:
                     seen.add(link.url)
                     view.dead.append(_dead_view(link))
+    for scan in digest.scans:
+        for item in scan.drifted:
+            if item.url not in seen:
+                seen.add(item.url)
+                view.drifted.append(DriftView(
+                    url=item.url, similarity=item.similarity,
+                    archived_title=item.archived_title, live_title=item.live_title,
+                    memento_url=item.memento_url,
+                    memento_date=f"{item.memento_datetime:%Y-%m-%d}"))
     return view
 
 
@@ -175,6 +184,7 @@ async def post_digest(poster: SlackPoster, store: Store, digest: ChannelDigest) 
         return PostOutcome(digest.channel, digest.period, "failed", error=str(exc))
     await asyncio.to_thread(_update, store, run_id, posted=True, status="partial",
                             slack={"ts": ts, "thread_pages": 0})
+    await _post_chart(poster, store, run_id, digest.channel, digest.period)
     try:
         pages = await _post_thread(poster, store, run_id, digest.channel, view, ts, 0)
     except DELIVERY_ERRORS as exc:
@@ -183,6 +193,39 @@ async def post_digest(poster: SlackPoster, store: Store, digest: ChannelDigest) 
         return PostOutcome(digest.channel, digest.period, "partial", ts, error=str(exc))
     await asyncio.to_thread(_update, store, run_id, status="posted", error="")
     return PostOutcome(digest.channel, digest.period, "posted", ts, pages)
+
+
+async def _post_chart(poster: SlackPoster, store: Store, run_id: int, channel: str,
+                      period: str) -> None:
+    """The channel's link-health trend (tools.trend, from its stored digests, this one
+    included) as a PNG below the digest. A chart that fails is noted on the run, never a
+    failed digest."""
+    from aiohttp import ClientError
+
+    from pagetrail.bot.posting import SlackPostFailed
+    from pagetrail.tools.trend import render_chart, stored_trend
+
+    trend = await asyncio.to_thread(stored_trend, store, channel)
+    png = await asyncio.to_thread(render_chart, trend)
+    latest = trend.latest()
+    alt = (f"Link health over {len(trend.periods)} weeks: "
+           + ", ".join(f"{latest.get(name, 0)} {name}" for name in trend.series))
+    try:
+        file_id = await poster.upload(channel, png, filename=f"link-health-{period}.png",
+                                      title=f"Link health, {period}", alt_text=alt)
+    except (SlackPostFailed, ClientError, OSError) as exc:
+        log.warning("digest chart for %s not uploaded: %s", channel, exc)
+        await asyncio.to_thread(_note_chart, store, run_id, {"error": str(exc)[:500]})
+        return
+    await asyncio.to_thread(_note_chart, store, run_id,
+                            {"file_id": file_id, "series": trend.to_dict()})
+
+
+def _note_chart(store: Store, run_id: int, chart: dict[str, Any]) -> None:
+    with store.session() as s:
+        run = s.get(DigestRun, run_id)
+        if run is not None:
+            run.summary = {**(run.summary or {}), "chart": chart}
 
 
 async def _say_failed(poster: SlackPoster, channel: str, period: str) -> None:

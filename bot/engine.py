@@ -79,6 +79,11 @@ class BotEngine:
                                               store=self.store)
         return blocks.related_blocks(result)
 
+    async def _archive(self, request: FixlinkRequest) -> dict[str, Any]:
+        result = await api.archive_links([request.url, *request.candidates], source="slack",
+                                         settings=self.settings, store=self.store)
+        return blocks.archive_blocks(result.captures)
+
     async def _help(self, _request: FixlinkRequest) -> dict[str, Any]:
         return blocks.help_blocks()
 

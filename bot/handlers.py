@@ -46,6 +46,7 @@ LOOKING = {
     "search": "Searching…",
     "rank": "Ranking {n} candidates for {url}…",
     "related": "Looking for related archived pages of {url}…",
+    "archive": "Asking the Internet Archive to capture {url}… (this takes a minute)",
 }
 TOO_MANY_QUEUED = ("Too many of your requests are queued already; "
                    "try again in a minute.")

@@ -77,3 +77,18 @@ class SlackPoster:
         except SlackApiError as exc:
             raise SlackPostFailed(f"chat.postMessage failed: {exc.response.get('error')}") from exc
         return str(response["ts"])
+
+    async def upload(self, channel: str, content: bytes, *, filename: str, title: str,
+                     alt_text: str, thread_ts: str | None = None) -> str:
+        """Share a file in a channel with Slack's upload v2 (files.getUploadURLExternal, the
+        upload, files.completeUploadExternal); returns the file id."""
+        from slack_sdk.errors import SlackApiError
+
+        try:
+            response = await self.client.files_upload_v2(
+                channel=channel, content=content, filename=filename, title=title,
+                alt_txt=alt_text, thread_ts=thread_ts)
+        except SlackApiError as exc:
+            raise SlackPostFailed(f"file upload failed: {exc.response.get('error')}") from exc
+        files = response.get("files") or [{}]
+        return str(files[0].get("id") or response.get("file", {}).get("id", ""))

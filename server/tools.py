@@ -339,3 +339,24 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
             async with gate.slot(lambda n: queued(ctx, n)):
                 return await api.recommend_archived(url, at=at, limit=limit,
                                                     settings=settings, store=store)
+
+    @server.tool(
+        title="Archive links now",
+        annotations=_annotations("Archive links now", read_only=False, idempotent=True),
+        description=(
+            "Ask the Internet Archive's Save Page Now to capture each URL while it is alive, "
+            "so a future repair has a copy to point to. A URL archived within the configured "
+            "recent window is skipped (status 'skipped', with that capture). Each answer has "
+            "status success (memento_url, captured_at), pending (still capturing when the "
+            "budget ran out: job_id), error, refused (IA's limits: daily cap, 429) or no_keys "
+            "(the server has no IA keys). Cost: one archive lookup per URL, then one capture "
+            "request and status polls (10–60 s a page at IA, several at once)."),
+    )
+    async def archive_link(
+        ctx: Context,
+        urls: Annotated[list[Url], Field(min_length=1, max_length=api.MAX_ARCHIVE_URLS)],
+    ) -> api.ArchiveResult:
+        with tool_errors():
+            async with gate.slot(lambda n: queued(ctx, n)):
+                return await api.archive_links(urls, source="mcp", settings=settings,
+                                               store=store)

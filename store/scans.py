@@ -29,6 +29,7 @@ from sqlalchemy import (
     Text,
     bindparam,
     delete,
+    func,
     insert,
     select,
     update,
@@ -260,3 +261,21 @@ def states_by_url(store: Store, urls: Iterable[str]) -> dict[str, LinkStatus]:
 def states_in(store: Store, states: Sequence[str], urls: Iterable[str]) -> list[LinkStatus]:
     wanted = set(states)
     return [row for row in states_by_url(store, urls).values() if row.state in wanted]
+
+
+def first_seen(store: Store, urls: Iterable[str]) -> dict[str, datetime]:
+    """When each URL was first checked (its oldest LinkCheck): the moment a watched link is
+    taken to have been made, for content-drift comparisons."""
+    wanted = list(dict.fromkeys(urls))
+    seen: dict[str, datetime] = {}
+    c = LinkCheck.__table__.c
+    with store.session() as s:
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            rows = s.execute(select(c.url, func.min(c.checked_at)).where(c.url.in_(chunk))
+                             .group_by(c.url)).all()
+            for url, at in rows:
+                moment = aware(at)
+                if moment is not None:
+                    seen[url] = moment
+    return seen

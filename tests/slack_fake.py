@@ -7,6 +7,7 @@ signing helper and a thread that serves the bot's ASGI app under uvicorn.
     fake.response_url("c1") # a response_url to put in a command
     fake.fail("chat.postMessage", status=429, retry_after=1)   # the next call answers 429
     fake.wait_for(lambda: fake.posts("/response/c1"))
+    fake.uploads            # file id → bytes received through files upload v2
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ class Failure:
 class FakeSlack:
     records: list[Recorded] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    # Files upload v2: files.getUploadURLExternal hands out /upload/<id> on this server, the
+    # bytes posted there land here, files.completeUploadExternal shares them.
+    uploads: dict[str, bytes] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
     _server: ThreadingHTTPServer | None = None
@@ -62,9 +66,13 @@ class FakeSlack:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length).decode("utf-8", "replace")
-                status, headers, payload = fake._answer(self.path, raw,
-                                                        self.headers.get("content-type", ""))
+                data_in = self.rfile.read(length)
+                if self.path.startswith("/upload/"):
+                    status, headers, payload = fake._receive_upload(self.path, data_in)
+                else:
+                    status, headers, payload = fake._answer(
+                        self.path, data_in.decode("utf-8", "replace"),
+                        self.headers.get("content-type", ""))
                 data = payload.encode()
                 self.send_response(status)
                 for key, value in headers.items():
@@ -107,6 +115,9 @@ class FakeSlack:
 
     def _answer(self, path: str, raw: str, content_type: str) -> tuple[int, dict[str, str], str]:
         body = _decode(raw, content_type)
+        if "?" in path and path.startswith("/api/"):  # slack_sdk sends some arguments there
+            query = {k: v[-1] for k, v in parse_qs(path.split("?", 1)[1]).items()}
+            body = {**query, **body}
         with self._lock:
             failure = next((f for f in self.failures if path.endswith(f.path_suffix)
                             and f.times > 0), None)
@@ -127,11 +138,27 @@ class FakeSlack:
                 answer.update(url="https://fake.slack/", team="Fake", user="pagetrail",
                               team_id="T1", user_id=BOT_USER, bot_id="B1",
                               is_enterprise_install=False)
+            elif method == "files.getUploadURLExternal":
+                self._ts += 1
+                file_id = f"F{self._ts:06d}"
+                answer.update(upload_url=f"{self.base}/upload/{file_id}", file_id=file_id)
+            elif method == "files.completeUploadExternal":
+                files = body.get("files")
+                files = json.loads(files) if isinstance(files, str) else files or []
+                answer.update(files=[{"id": f.get("id"), "title": f.get("title", "")}
+                                     for f in files])
             elif method == "chat.postMessage":
                 self._ts += 1
                 answer.update(channel=body.get("channel"), ts=f"1700000000.{self._ts:06d}",
                               message={"text": body.get("text", "")})
             return 200, {"content-type": "application/json"}, json.dumps(answer)
+
+    def _receive_upload(self, path: str, data: bytes) -> tuple[int, dict[str, str], str]:
+        file_id = path.removeprefix("/upload/").split("?")[0]
+        with self._lock:
+            self.uploads[file_id] = data
+            self.records.append(Recorded(path, {"bytes": len(data)}, time.monotonic(), 200))
+        return 200, {"content-type": "text/plain"}, f"OK - {len(data)}"
 
     # ------------------------------------------------------------------ inspection
 

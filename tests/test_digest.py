@@ -38,7 +38,8 @@ async def test_digest_lists_changes_with_linking_pages(store) -> None:
     assert dead[0].found_on[0].anchor == "Annual report"
     assert dead[0].status == 404 and dead[0].failures == 2
     assert digest.counts == {"confirmed": 1, "newly_confirmed": 1, "suspect": 0, "fixed": 0,
-                             "flapping": 0, "still_dead": 0}
+                             "flapping": 0, "still_dead": 0,
+                             "drifted": 0}
     markdown = to_markdown(digest)
     assert "Confirmed dead" in markdown and "(new)" in markdown
     assert "“Annual report”" in markdown

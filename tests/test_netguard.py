@@ -57,7 +57,8 @@ def test_allow_list_is_allow_hosts_and_endpoints_are_origins() -> None:
     assert allowed_hosts(settings) == {"intranet.example:8443", "wiki.example"}
     assert endpoint_origins(settings) == {
         ("http", "127.0.0.1", 9001), ("http", "search.local", 8888),
-        ("http", "10.1.1.1", 3128), ("https", "hn.algolia.com", 443)}
+        ("http", "10.1.1.1", 3128), ("https", "hn.algolia.com", 443),
+        ("https", "web.archive.org", 443)}  # spn_url's default
 
 
 async def test_an_endpoint_exempts_its_origin_only_and_only_for_endpoint_requests() -> None:

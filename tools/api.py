@@ -43,6 +43,7 @@ from pagetrail.tools.netguard import ensure_fetchable
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.recover import Budget, ProgressFn
 from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.spn import CaptureResult
 from pagetrail.tools.urls import validate_url
 
 if TYPE_CHECKING:
@@ -182,7 +183,34 @@ async def recover_link(
         link_date=_aware(link_date), settings=settings, store=store, progress=progress,
         budget=Budget.from_settings(settings), use_cache=not fresh,
     )
+    if recovery.answer == "alive" and recovery.drift is None:
+        recovery = await with_drift(recovery, link_date=_aware(link_date), settings=settings,
+                                    store=store)
     return slim_recovery(recovery, max_candidates, include_queries=include_queries)
+
+
+async def with_drift(recovery: Recovery, *, link_date: datetime | None, settings: Settings,
+                     store: Any | None) -> Recovery:
+    """A working link's recovery with its content drift (against the capture from the
+    link's date, else from when pagetrail first saw it): "the link works but the page
+    changed" when drifted. A failed comparison is a named failure, not an error."""
+    from pagetrail.tools.driftwatch import drift_sentence, drift_since
+
+    try:
+        drift = await drift_since(recovery.url, since=link_date, settings=settings,
+                                  store=store)
+    except PagetrailError as exc:
+        failure = EngineFailure(engine="drift", error=str(exc)[:300])
+        return recovery.model_copy(update={"failures": [*recovery.failures, failure]})
+    if drift is None:
+        return recovery
+    update: dict[str, Any] = {"drift": drift}
+    if drift.drifted:
+        update["reason"] = drift_sentence(drift)
+        update["memento"] = drift.memento
+    elif not recovery.reason:
+        update["reason"] = "the link works"
+    return recovery.model_copy(update=update)
 
 
 def slim_recovery(recovery: Recovery, max_candidates: int = 5, *,
@@ -563,3 +591,30 @@ async def site_scan_status(job_id: str, *, store: Any) -> SiteScanJob:
     return SiteScanJob(job_id=job_id, status="done" if record.status == "done" else "failed",
                        target=str(record.input.get("target", "")), digest=digest,
                        error=record.error)
+MAX_ARCHIVE_URLS = 20  # one request's captures (Save Page Now's limits are per account)
+
+
+class ArchiveResult(BaseModel):
+    captures: list[CaptureResult] = Field(default_factory=list)
+
+
+async def archive_links(urls: Sequence[str], *, source: str = "api",
+                        settings: Settings | None = None, store: Any | None = None,
+                        ) -> ArchiveResult:
+    """Ask Save Page Now to capture each URL (skipped when archived recently), within IA's
+    limits; each capture is recorded in the store. Without IA keys every answer says so."""
+    from pagetrail.store import open_store
+    from pagetrail.tools.spn import SavePageNow
+
+    settings = _settings(settings)
+    if not urls:
+        raise InvalidArgument("give at least one URL to archive")
+    if len(urls) > MAX_ARCHIVE_URLS:
+        raise InvalidArgument(f"at most {MAX_ARCHIVE_URLS} URLs at a time")
+    checked = [await ensure_fetchable(url, settings) for url in urls]
+    store = store or open_store(settings.database_url)
+    async with Fetcher(settings) as fetcher:
+        client = SavePageNow(settings, fetcher, store)
+        results = await asyncio.gather(*(client.capture(url, source=source)
+                                         for url in dict.fromkeys(checked)))
+    return ArchiveResult(captures=list(results))

@@ -19,6 +19,7 @@ import time
 import zlib
 from collections import defaultdict
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from lxml.etree import LxmlError
@@ -28,6 +29,7 @@ from sqlalchemy import select
 from pagetrail.store.db import STORE_ERRORS, Store
 from pagetrail.store.linkgraph import backlinks
 from pagetrail.store.models import DigestRun, Watch
+from pagetrail.store.scans import checked_in_scan
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.scanner import (
     Clock,
@@ -80,6 +82,20 @@ class DigestLink(BaseModel):
     recovery_error: str = ""  # the recovery was tried and failed: why
 
 
+class DriftLink(BaseModel):
+    """A watched link that works but whose page changed (tools/drift.py)."""
+
+    url: str
+    similarity: float
+    threshold: float
+    archived_title: str = ""
+    live_title: str = ""
+    memento_url: str
+    memento_datetime: datetime
+    robust_link: str  # HTML: the live URL with its archived copy (robustlinks.org)
+    found_on: list[LinkSource] = Field(default_factory=list)
+
+
 class ScanDigest(BaseModel):
     target: str
     scan_id: str
@@ -99,6 +115,9 @@ class ScanDigest(BaseModel):
     flapping: list[DigestLink] = Field(default_factory=list)
     still_dead: int = 0  # confirmed before this scan and still failing
     earliest_confirmation: str | None = None  # the first date a suspect link can be confirmed
+    drifted: list[DriftLink] = Field(default_factory=list)  # working links, changed page
+    drift_checked: int = 0  # working links compared with their archived copy
+    drift_failures: list[str] = Field(default_factory=list)
     error: str = ""
     skipped: dict[str, int] = Field(default_factory=dict)  # ScanResult.skipped
     unreadable: list[dict[str, str]] = Field(default_factory=list)  # pages not read: url, code
@@ -110,7 +129,8 @@ class ScanDigest(BaseModel):
         return {"confirmed": states.get("confirmed", 0),
                 "newly_confirmed": len(self.newly_confirmed),
                 "suspect": states.get("suspect", 0), "fixed": states.get("fixed", 0),
-                "flapping": states.get("flapping", 0), "still_dead": self.still_dead}
+                "flapping": states.get("flapping", 0), "still_dead": self.still_dead,
+                "drifted": len(self.drifted)}
 
 
 class ChannelDigest(BaseModel):
@@ -217,6 +237,37 @@ async def recover_confirmed(digest: ScanDigest, *, store: Store, settings: Setti
     return attempted
 
 
+async def check_drift(digest: ScanDigest, *, store: Store, settings: Settings,
+                      limit: int, seconds: float) -> None:
+    """Compare this scan's working outbound links with their captures from first sight;
+    the drifted ones become the digest's "content changed" section."""
+    from pagetrail.tools.driftwatch import check_links
+    from pagetrail.tools.output import robust_anchor
+    from pagetrail.tools.scanner import is_same_site
+    from pagetrail.tools.urls import site_of
+
+    verdicts = await asyncio.to_thread(checked_in_scan, store, digest.scan_id)
+    site = site_of(digest.target)
+    working = sorted(url for url, verdict in verdicts.items()
+                     if verdict == "ok" and not is_same_site(url, site))
+    report = await check_links(working, store=store, settings=settings, limit=limit,
+                               seconds=seconds)
+    digest.drift_checked = report.checked
+    digest.drift_failures = [f.error for f in report.failures][:MAX_LISTED]
+    for drift in [d for d in report.drifts if d.drifted][:MAX_LISTED]:
+        sources = [LinkSource(page_url=e.page_url, anchor=e.anchor, context=e.context[:300])
+                   for e in await asyncio.to_thread(backlinks, store, drift.url,
+                                                    limit=MAX_SOURCES)]
+        anchor = sources[0].anchor if sources else ""
+        digest.drifted.append(DriftLink(
+            url=drift.url, similarity=drift.similarity, threshold=drift.threshold,
+            archived_title=drift.archived_title, live_title=drift.live_title,
+            memento_url=drift.memento.memento_url, memento_datetime=drift.memento.datetime,
+            robust_link=robust_anchor(drift.url, drift.memento.memento_url,
+                                    drift.memento.datetime, anchor),
+            found_on=sources))
+
+
 # --- rendering ------------------------------------------------------------------------------
 
 def _md_link(link: DigestLink) -> str:
@@ -271,16 +322,29 @@ def scan_markdown(digest: ScanDigest) -> str:
     if digest.unreadable:
         lines += ["", "### Pages that could not be read (their links are not in this scan)",
                   *(f"- `{p['url']}` — {p['code']}: {p['reason']}" for p in digest.unreadable)]
-    titles = (("confirmed", "Confirmed dead"),
-              ("suspect", "Suspect (failing, not yet confirmed)"),
-              ("flapping", "Flapping"), ("fixed", "Fixed"))
-    for field_name, title in titles:
+    for field_name, title in SECTIONS:
         links: list[DigestLink] = getattr(digest, field_name)
         total = counts[field_name]
         if links:
             more = f" (first {len(links)} of {total})" if total > len(links) else ""
             lines += ["", f"### {title}{more}", *(_md_link(link) for link in links)]
+    if digest.drifted:
+        lines += ["", "### Content changed (the link works, the page is not what was linked)",
+                  *(_md_drift(item) for item in digest.drifted)]
+    if digest.drift_failures:
+        lines += ["", f"Content-drift checks that failed: {len(digest.drift_failures)}."]
     return "\n".join(lines) + "\n"
+
+
+def _md_drift(item: DriftLink) -> str:
+    line = (f"- `{item.url}` — {round(item.similarity * 100)}% similar to the copy of "
+            f"{item.memento_datetime:%Y-%m-%d}: was “{item.archived_title}”, now "
+            f"“{item.live_title}”\n  - link the archived copy instead: {item.memento_url}\n"
+            f"  - Robust Link: `{item.robust_link}`")
+    for source in item.found_on:
+        anchor = f" “{source.anchor}”" if source.anchor else ""
+        line += f"\n  - on {source.page_url}{anchor}"
+    return line
 
 
 def _skipped_text(digest: ScanDigest) -> str:
@@ -300,12 +364,72 @@ def _skipped_text(digest: ScanDigest) -> str:
                                "PAGETRAIL_SCAN_MAX_LINKS)." if parts else "")
 
 
-def to_markdown(digest: ScanDigest | ChannelDigest) -> str:
+def to_markdown(digest: ScanDigest | ChannelDigest, *, chart: Path | str | None = None) -> str:
+    """The digest as Markdown; `chart`: the trend picture's path, embedded under the title."""
     if isinstance(digest, ScanDigest):
         return scan_markdown(digest)
     head = f"# Link-rot digest for {digest.channel} ({digest.period})\n\n"
+    if chart is not None:
+        head += f"![Link health over the last weeks]({Path(chart).as_posix()})\n\n"
     body = "\n".join(scan_markdown(s) for s in digest.scans) or "No watched sites.\n"
     return head + body
+
+
+SECTIONS = (("confirmed", "Confirmed dead"),
+            ("suspect", "Suspect (failing, not yet confirmed)"),
+            ("flapping", "Flapping"), ("fixed", "Fixed"))
+
+
+def to_html(digest: ChannelDigest, *, chart_png: bytes | None = None) -> str:
+    """The channel's digest as one self-contained HTML page, the chart embedded (data: URI).
+    Every text from pages and archives is escaped."""
+    import base64
+    from html import escape
+
+    def a(url: str, label: str | None = None) -> str:
+        return f'<a href="{escape(url, quote=True)}">{escape(label or url)}</a>'
+
+    title = f"Link-rot digest for {digest.channel} ({digest.period})"
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>{escape(title)}</title></head><body>", f"<h1>{escape(title)}</h1>"]
+    if chart_png:
+        data = base64.b64encode(chart_png).decode()
+        out.append(f'<p><img src="data:image/png;base64,{data}" width="720" '
+                   'alt="Link health over the last weeks"></p>')
+    for one in digest.scans:
+        out.append(f"<h2>Link rot: {a(one.target)}</h2>")
+        if one.error:
+            out.append(f"<p>Scan failed: {escape(one.error)}</p>")
+            continue
+        counts = one.counts
+        out.append(f"<p>{one.pages_crawled} pages crawled, {one.urls_checked} distinct URLs "
+                   f"checked. Newly dead: {counts['newly_confirmed']}, suspect: "
+                   f"{counts['suspect']}, fixed: {counts['fixed']}, flapping: "
+                   f"{counts['flapping']}, still dead: {counts['still_dead']}, content "
+                   f"changed: {counts['drifted']}.</p>")
+        for field_name, heading in SECTIONS:
+            links: list[DigestLink] = getattr(one, field_name)
+            if links:
+                out.append(f"<h3>{escape(heading)}</h3><ul>")
+                for link in links:
+                    status = f" {link.status}" if link.status is not None else ""
+                    item = f"<li>{a(link.url)} — {escape(link.verdict)}{status}"
+                    if link.recovery is not None and link.recovery.url:
+                        item += f"; suggested: {a(link.recovery.url)}"
+                    out.append(item + "</li>")
+                out.append("</ul>")
+        if one.drifted:
+            out.append("<h3>Content changed (the link works, the page is not what was "
+                       "linked)</h3><ul>")
+            for item in one.drifted:
+                out.append(f"<li>{a(item.url)} — {round(item.similarity * 100)}% similar to "
+                           f"the copy of {item.memento_datetime:%Y-%m-%d}: was "
+                           f"“{escape(item.archived_title)}”, now “{escape(item.live_title)}”; "
+                           f"link the {a(item.memento_url, 'archived copy')} instead, e.g. "
+                           f"{item.robust_link}</li>")  # built escaped (tools.output)
+            out.append("</ul>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
 
 
 def to_json(digest: ScanDigest | ChannelDigest) -> dict[str, Any]:
@@ -364,6 +488,13 @@ async def _target_digest(store: Store, target: str, *, settings: Settings,
     if recover:  # each link's failure is its own `recovery_error`
         await recover_confirmed(digest, store=store, settings=settings,
                                 limit=recover_limit, seconds=recover_seconds)
+    if settings.drift_per_digest > 0:
+        try:
+            await check_drift(digest, store=store, settings=settings,
+                              limit=settings.drift_per_digest, seconds=recover_seconds)
+        except PagetrailError as exc:  # drift is extra too; named in the digest
+            log.warning("digest: drift checks of %s failed: %s", target, exc)
+            digest.drift_failures.append(str(exc))
     return digest
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 
 import httpx
 from tenacity import (
@@ -447,6 +447,26 @@ class Fetcher:
                                  max_bytes=max_bytes, polite=polite, retry=retry,
                                  endpoint=endpoint)
 
+    async def post_form(self, url: str, form: dict[str, str], *,
+                        headers: dict[str, str] | None = None,
+                        max_bytes: int | None = None) -> Response:
+        """POST an urlencoded form to a configured endpoint (pagetrail's own requests only:
+        Save Page Now). Sent once — a POST is not repeated behind the caller's back — and a
+        redirect is returned, not followed."""
+        if self._client is None:
+            raise RuntimeError("Fetcher must be used as `async with Fetcher(...) as f`")
+        requested = validate_url(url)
+        await self.guard.check_url(requested, endpoints=True)
+        limit = max_bytes if max_bytes is not None else self.settings.max_bytes
+        started = time.monotonic()
+        body = urlencode(form).encode()
+        sent = {**(headers or {}), "Content-Type": "application/x-www-form-urlencoded"}
+        try:
+            raw = await self._attempt("POST", requested, sent, limit, False, body)
+        except _Transient as exc:
+            raise exc.error from exc
+        return self._response(requested, raw, [], started)
+
     # -- redirects --
     async def _fetch(self, method: str, url: str, *, headers: dict[str, str] | None,
                      follow_redirects: bool, max_bytes: int | None, polite: bool,
@@ -532,7 +552,7 @@ class Fetcher:
         return min(self.max_backoff, step) * (0.5 + random.random() / 2)
 
     async def _attempt(self, method: str, url: str, headers: dict[str, str] | None, limit: int,
-                       polite: bool) -> _Raw:
+                       polite: bool, body: bytes | None = None) -> _Raw:
         assert self._client is not None and self._limiter is not None
         host = (urlsplit(url).hostname or "").lower()
         async with self._limiter.slot(host, polite=polite):
@@ -540,7 +560,7 @@ class Fetcher:
             self.per_host[host] += 1
             try:
                 async with asyncio.timeout(self.settings.total_timeout):
-                    return await self._exchange(method, url, headers, limit)
+                    return await self._exchange(method, url, headers, limit, body)
             except (httpx.TransportError, TimeoutError) as exc:
                 kind = failure_kind(exc)
                 if kind == "proxy" and isinstance(exc, httpx.ProxyError):
@@ -563,9 +583,9 @@ class Fetcher:
         return error
 
     async def _exchange(self, method: str, url: str, headers: dict[str, str] | None,
-                        limit: int) -> _Raw:
+                        limit: int, body: bytes | None = None) -> _Raw:
         assert self._client is not None
-        request = self._client.build_request(method, url, headers=headers)
+        request = self._client.build_request(method, url, headers=headers, content=body)
         response = await self._client.send(request, stream=True)
         headers = response.headers
         if _LOCATION_ASIDE in response.extensions:

@@ -136,9 +136,11 @@ def origin_of(url: str) -> Origin | None:
 
 
 def endpoint_origins(settings: Settings) -> frozenset[Origin]:
-    """Origins of the configured endpoints (archives, searxng_url, hn_api_url, proxy)."""
+    """Origins of the configured endpoints (archives, searxng_url, hn_api_url, spn_url,
+    proxy)."""
     origins = set()
-    for url in [*settings.archives, settings.searxng_url, settings.hn_api_url, settings.proxy]:
+    for url in [*settings.archives, settings.searxng_url, settings.hn_api_url, settings.spn_url,
+                settings.proxy]:
         origin = origin_of(url.strip()) if url and url.strip() else None
         if origin is not None:
             origins.add(origin)

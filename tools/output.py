@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from datetime import datetime
 
 from pagetrail.tools.models import Recovery
 
@@ -26,6 +27,18 @@ def robust_link(recovery: Recovery, text: str | None = None) -> str:
         attrs.append(("data-versionurl", recovery.memento.memento_url))
         attrs.append(("data-versiondate", recovery.memento.datetime.strftime("%Y-%m-%d")))
     label = text or (live.title if live and live.title else href)
+    return _anchor(attrs, label)
+
+
+def robust_anchor(href: str, version_url: str, version_date: datetime, text: str = "") -> str:
+    """A Robust Link to a page that works, with the archived copy it should be read as (a
+    drifted link): `<a href=LIVE data-versionurl=MEMENTO data-versiondate=YYYY-MM-DD>`."""
+    return _anchor([("href", href), ("data-versionurl", version_url),
+                    ("data-versiondate", version_date.strftime("%Y-%m-%d"))], text or href)
+
+
+def _anchor(attrs: list[tuple[str, str]], label: str) -> str:
+    """Attribute values and the label come from pages and archives: escaped."""
     rendered = " ".join(f'{k}="{html.escape(v, quote=True)}"' for k, v in attrs)
     return f"<a {rendered}>{html.escape(label)}</a>"
 

@@ -32,7 +32,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -82,6 +82,7 @@ from pagetrail.tools.models import CheckResult, Link
 from pagetrail.tools.netguard import ensure_fetchable
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.spn import CaptureQueue, SavePageNow, credentials, say_no_keys_once
 from pagetrail.tools.urls import site_of, validate_url
 
 log = logging.getLogger(__name__)
@@ -167,6 +168,8 @@ class ScanResult:
     skipped: dict[str, int] = field(default_factory=dict)
     problems: list[PageProblem] = field(default_factory=list)
     limits: dict[str, int] = field(default_factory=dict)  # the caps this run applied
+    # Save Page Now requests for outbound links first seen by this scan, per outcome.
+    captures: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -270,8 +273,10 @@ class Recorder:
     after its edges are stored. Killing the process loses at most the unflushed batch.
     """
 
-    def __init__(self, store: Store, scan_id: str, policy: Policy, clock: Clock) -> None:
+    def __init__(self, store: Store, scan_id: str, policy: Policy, clock: Clock,
+                 first_seen: Callable[[list[CheckResult]], None] | None = None) -> None:
         self.store = store
+        self.first_seen = first_seen  # told of URLs no earlier scan had checked
         self.scan_id = scan_id
         self.policy = policy
         self.clock = clock
@@ -305,9 +310,12 @@ class Recorder:
             self._checks, self._pages = [], []
             self._last_flush = time.monotonic()
             if checks or pages:
-                await asyncio.to_thread(self._write, checks, pages)
+                new = await asyncio.to_thread(self._write, checks, pages)
+                if new and self.first_seen is not None:
+                    self.first_seen(new)
 
-    def _write(self, checks: list[CheckResult], pages: list[_PageDone]) -> None:
+    def _write(self, checks: list[CheckResult], pages: list[_PageDone]) -> list[CheckResult]:
+        """Record the batch; return the checks of URLs seen for the first time."""
         # One transaction: a page is marked done together with its stored links (a kill
         # before the commit loses both, and the resumed scan crawls the page again), and a
         # check together with the state change it causes.
@@ -318,6 +326,7 @@ class Recorder:
             new_states: dict[str, dict[str, Any]] = {}
             changed_states: dict[str, dict[str, Any]] = {}
             check_rows: list[dict[str, Any]] = []
+            first: list[CheckResult] = []
             for result in checks:
                 row = rows.get(result.url)
                 if row is not None and row["last_scan_id"] == self.scan_id:
@@ -327,10 +336,13 @@ class Recorder:
                 after = advance(before, result.verdict, at, self.policy)
                 stored = _state_row(result.url, after, self.scan_id)
                 (changed_states if row is not None else new_states)[result.url] = stored
+                if row is None:
+                    first.append(result)
                 rows[result.url] = stored
                 check_rows.append(_check_row(result, at, before, after, self.scan_id))
             save_state_rows(session, list(new_states.values()), list(changed_states.values()))
             insert_checks(session, check_rows)
+        return first
 
 
 def _check_row(result: CheckResult, at: datetime, before: LinkState, after: LinkState,
@@ -403,6 +415,7 @@ class Scanner:
         self._total = 0
         self.skipped: Counter[str] = Counter()
         self.problems: list[PageProblem] = []
+        self.captures: CaptureQueue | None = None
 
     # -- scheduling --
     def _schedule_page(self, url: str, depth: int) -> None:
@@ -569,6 +582,42 @@ class Scanner:
             return
         self._schedule_page(url, depth)
 
+    # -- Save Page Now --
+    def _capture_queue(self, fetcher: Fetcher) -> CaptureQueue | None:
+        """Captures of outbound links, beside the checks: first-seen ones as they are checked,
+        then those still without a capture (None: turned off or no keys — the latter said
+        once per process)."""
+        if not self.settings.spn_on_scan or self.settings.spn_scan_max <= 0:
+            return None
+        if credentials(self.settings) is None:
+            say_no_keys_once()
+            return None
+        spn = SavePageNow(self.settings, fetcher, self.store, clock=self.clock)
+        queue = CaptureQueue(spn, limit=self.settings.spn_scan_max, source="scan")
+        queue.start()
+        return queue
+
+    def _first_seen(self, results: list[CheckResult]) -> None:
+        assert self.captures is not None
+        for result in results:
+            if result.verdict in ("ok", "redirected") and not is_same_site(result.url, self.site):
+                self.captures.offer(result.url)
+
+    async def _offer_uncaptured(self) -> None:
+        """Working outbound links seen before but still without a capture (an earlier scan's
+        capture failed, was stopped, or hit a limit): offered after the new ones."""
+        from pagetrail.store.captures import covered
+
+        assert self.captures is not None
+        verdicts = await asyncio.to_thread(checked_in_scan, self.store, self.scan_id)
+        working = sorted(url for url, verdict in verdicts.items()
+                         if verdict in ("ok", "redirected") and not is_same_site(url, self.site))
+        since = self.clock() - timedelta(days=self.settings.spn_recent_days)
+        done = await asyncio.to_thread(covered, self.store, working, since)
+        for url in working:
+            if url not in done:
+                self.captures.offer(url)
+
     # -- the run --
     async def run(self) -> ScanResult:
         started = time.monotonic()
@@ -580,9 +629,11 @@ class Scanner:
         self.scan_id, self.resumed = await asyncio.to_thread(
             open_scan, self.store, self.scan_id, self.seed, key,
             {**asdict(self.options), "site_mode": self.site_mode}, at=started_at)
-        self.recorder = Recorder(self.store, self.scan_id, Policy.from_settings(self.settings),
-                                 self.clock)
         async with Fetcher(self.settings) as fetcher:
+            self.captures = self._capture_queue(fetcher)
+            self.recorder = Recorder(self.store, self.scan_id,
+                                     Policy.from_settings(self.settings), self.clock,
+                                     first_seen=self._first_seen if self.captures else None)
             # Bulk GETs (pages, checks, probes) take the lean client; robots.txt and
             # sitemaps, read once, the full one (which is also the lean one's fallback).
             self.fetcher = fetcher
@@ -590,17 +641,25 @@ class Scanner:
             self.robots = RobotsRules(fetcher, self.settings.user_agent)
             self.prober = SiblingProber(self.client, polite=True)
             workers: list[asyncio.Task[None]] = []
+            finished = False
             try:
                 await self._seed()
                 workers = [asyncio.create_task(self._worker())
                            for _ in range(max(1, self.settings.concurrency))]
                 await self._queue.join()
+                finished = True
             finally:
                 for worker in workers:
                     worker.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
                 await self.recorder.flush()
                 await self.client.aclose()
+                if finished and self.captures:
+                    await self._offer_uncaptured()
+                # Captures finish after the checks (within one capture's budget); a failed
+                # scan stops them at once.
+                capture_counts = (await self.captures.close(None if finished else 0)
+                                  if self.captures else {})
             requests = fetcher.requests + self.client.requests
         result = await asyncio.to_thread(
             summarize, self.store, self.scan_id, target=self.seed, resumed=self.resumed,
@@ -612,6 +671,7 @@ class Scanner:
         result.limits = {"links_per_page": self.settings.scan_max_links_per_page,
                          "links_per_scan": self.settings.scan_max_links,
                          "bytes_per_page": self.settings.max_bytes}
+        result.captures = capture_counts
         await asyncio.to_thread(finish_scan, self.store, self.scan_id, result.summary(),
                                 at=self.clock())
         return result

@@ -76,6 +76,23 @@ class Settings(BaseSettings):
     # TimeMap = the archive's timemap prefix; pywb-style collections and the Internet Archive.
     archives: CommaList = Field(default_factory=lambda: ["https://web.archive.org/web"])
 
+    # --- Save Page Now 2 (Internet Archive captures; tools/spn.py) ---------------------------
+    spn_url: str = "https://web.archive.org/save"
+    # IA's S3-style keys (https://archive.org/account/s3.php); without them no capture is
+    # requested (said once per process).
+    ia_access_key: SecretStr | None = None
+    ia_secret_key: SecretStr | None = None
+    spn_concurrency: int = Field(default=4, ge=1)  # captures in progress at once per account
+    spn_daily_cap: int = Field(default=4000, ge=0)  # capture requests per UTC day (store-wide)
+    spn_recent_days: float = 30.0  # a capture this recent counts: no new one is asked for
+    spn_poll_interval: float = 5.0  # seconds between status polls of one job
+    spn_job_seconds: float = 180.0  # budget of one capture (request, 429 waits, polls)
+    spn_on_scan: bool = True  # a scan asks for captures of the outbound links it first sees
+    spn_scan_max: int = Field(default=100, ge=0)  # at most this many capture requests a scan
+    # Working outbound links compared with their archived copy per watched target and digest
+    # (each costs an archive look-up, a capture and a live fetch); 0 turns it off.
+    drift_per_digest: int = Field(default=50, ge=0)
+
     # --- search engines ------------------------------------------------------------------
     search_engines: CommaList = Field(
         default_factory=lambda: ["site", "cdx", "local", "ddgs"]
@@ -98,6 +115,11 @@ class Settings(BaseSettings):
     # 2 a source find as much as 5 or 10 at a fraction of the queries.
     expansion_per_source: int = Field(default=2, ge=0, le=10)
     recovery_seconds: float = 30.0
+
+    # --- content drift (tools/drift.py) ----------------------------------------------------
+    # A working link has drifted when the cosine of its main text to the archived copy's is
+    # below this. Chosen on dev2's alive links (docs/evaluation.md, "Drift").
+    drift_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
 
     # --- scanner -------------------------------------------------------------------------
     confirm_failures: int = 3
@@ -183,8 +205,7 @@ class Settings(BaseSettings):
 
 # Settings whose values are URLs (or lists of URLs): always shown through mask_url.
 URL_SETTINGS = frozenset({"database_url", "broker_url", "redis_url", "proxy", "archives",
-                          "searxng_url", "hn_api_url",
-                          "slack_api_url"})
+                          "searxng_url", "hn_api_url", "slack_api_url", "spn_url"})
 MASK = "***"
 
 

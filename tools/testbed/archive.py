@@ -9,6 +9,14 @@ serves it on 127.0.0.1 in its own process group (so stopping it leaves nothing b
 config.yaml turns on Memento and turns off framing, and `redirect_to_exact` makes the
 TimeGate answer with a redirect to the chosen memento (RFC 7089 pattern 2.1), as the
 Internet Archive does.
+
+Recording (the testbed's Save Page Now, tools/testbed/spn.py): pywb's own recorder is on —
+`GET {collection}/record/id_/{url}` fetches the URL from the `live` collection and writes the
+exchange as a WARC into the world's collection (`rollover_size: 1` closes the file after each
+capture, so every capture is a file of its own), and `autoindex` adds new WARCs to
+`autoindex.cdxj` within a second, so a later Memento look-up finds the capture. pywb reaches
+upstream only through a SOCKS proxy (`SOCKS_HOST`/`SOCKS_PORT`; PySocks is installed in its
+venv): the testbed's live web answers there too (proxy.LiveSocks).
 """
 
 from __future__ import annotations
@@ -35,6 +43,9 @@ from pagetrail.tools.testbed.world import World
 log = logging.getLogger(__name__)
 
 PYWB_REQUIREMENT = "pywb==2.10.0"
+# Installed beside pywb (urllib3's SOCKS support, for recording through the testbed's web);
+# added to a venv built before it without rebuilding that venv.
+PYWB_EXTRAS = ("PySocks==1.7.1",)
 READY_MARKER = ".pagetrail-ready"
 STARTUP_SECONDS = 60.0
 CONFIG_YAML = """\
@@ -42,7 +53,14 @@ CONFIG_YAML = """\
 enable_memento: true
 framed_replay: false
 redirect_to_exact: true
+collections:
+  live: $live
+recorder:
+  source_coll: live
+  rollover_size: 1
+autoindex: 1
 """
+AUTOINDEX = "autoindex.cdxj"
 
 
 def pywb_venv_path() -> Path:
@@ -59,32 +77,46 @@ def _ready(venv: Path) -> bool:
             and (venv / "bin" / "wayback").is_file())
 
 
+def _has_extras(venv: Path) -> bool:
+    return any(venv.glob("lib/python*/site-packages/socks.py"))
+
+
+def _install(venv: Path, requirements: tuple[str, ...], output: int | None) -> None:
+    try:
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install",
+                        "--disable-pip-version-check", "-q", *requirements],
+                       check=True, stdout=output, stderr=output)
+    except (subprocess.CalledProcessError, OSError) as exc:
+        raise ArchiveUnavailable(f"could not install {' '.join(requirements)} into the pywb "
+                                 f"virtualenv at {venv}: {exc}") from exc
+
+
 def ensure_pywb_venv(venv: Path | None = None, *, quiet: bool = True) -> Path:
     """Build the pywb virtualenv unless it is there; safe to call from concurrent processes."""
     venv = venv or pywb_venv_path()
-    if _ready(venv):
+    if _ready(venv) and _has_extras(venv):
         return venv
     venv.parent.mkdir(parents=True, exist_ok=True)
     lock_path = venv.parent / (venv.name + ".lock")
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a second builder waits here, then finds it ready
         try:
+            output = subprocess.DEVNULL if quiet else None
             if _ready(venv):
+                if not _has_extras(venv):
+                    _install(venv, PYWB_EXTRAS, output)
                 return venv
             log.warning("building the pywb virtualenv at %s (first use; takes a minute)", venv)
             if venv.exists():
                 shutil.rmtree(venv)  # a half-built one from an interrupted run
-            output = subprocess.DEVNULL if quiet else None
             base_python = getattr(sys, "_base_executable", None) or sys.executable
             try:
                 subprocess.run([base_python, "-m", "venv", str(venv)], check=True,
                                stdout=output, stderr=output)
-                subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install",
-                                "--disable-pip-version-check", "-q", PYWB_REQUIREMENT],
-                               check=True, stdout=output, stderr=output)
             except (subprocess.CalledProcessError, OSError) as exc:
                 raise ArchiveUnavailable(f"could not build the pywb virtualenv at {venv}: "
                                          f"{exc}") from exc
+            _install(venv, (PYWB_REQUIREMENT, *PYWB_EXTRAS), output)
             (venv / READY_MARKER).write_text(PYWB_REQUIREMENT + "\n")
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
@@ -119,10 +151,19 @@ def prepare_collection(world: World, workdir: Path) -> Path:
     return archive_dir
 
 
+def mark_indexed(world: World, workdir: Path) -> None:
+    """An empty autoindex.cdxj newer than the world's WARCs: pywb's auto-indexer then indexes
+    only WARCs written later (recordings), not the world's again (duplicate captures)."""
+    indexes = workdir / "collections" / world.archive_collection / "indexes"
+    (indexes / AUTOINDEX).write_bytes(b"")
+
+
 class PywbArchive:
     def __init__(self, world: World, workdir: Path, *, host: str = "127.0.0.1",
-                 port: int | None = None, venv: Path | None = None) -> None:
+                 port: int | None = None, venv: Path | None = None,
+                 socks_port: int | None = None) -> None:
         self.world = world
+        self.socks_port = socks_port  # the live web as SOCKS5, for recording
         self.workdir = Path(workdir)
         self.host = host
         self.port = port or 0
@@ -143,19 +184,27 @@ class PywbArchive:
         """pywb was started and its process has not exited."""
         return self._process is not None and self._process.poll() is None
 
+    def record_url(self, url: str) -> str:
+        """pywb's recording route: fetch `url` live, write it into the collection (raw)."""
+        return f"{self.collection_url}/record/id_/{url}"
+
     async def start(self) -> None:
         venv = await asyncio.to_thread(ensure_pywb_venv, self.venv)
         await asyncio.to_thread(prepare_collection, self.world, self.workdir)
         if self.world.warcs:
             await self._run_tool(venv / "bin" / "wb-manager", "reindex",
                                  self.world.archive_collection)
+        await asyncio.to_thread(mark_indexed, self.world, self.workdir)
+        env = dict(os.environ)
+        if self.socks_port:
+            env.update(SOCKS_HOST=self.host, SOCKS_PORT=str(self.socks_port))
         self.port = self.port or free_port(self.host)
         with open(self._log_path, "wb") as log_file:
             self._process = subprocess.Popen(
                 [str(venv / "bin" / "wayback"), "-b", self.host, "-p", str(self.port),
                  "-d", str(self.workdir)],
                 cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=log_file,
-                stderr=subprocess.STDOUT, start_new_session=True,
+                stderr=subprocess.STDOUT, start_new_session=True, env=env,
                 preexec_fn=_die_with_parent,
             )
         await self._wait_until_answering()

@@ -89,6 +89,11 @@ class LiveProxy(ConnectionServer):
             broken = False
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         await writer.drain()
+        await self._serve_tls(host, port, broken, reader, writer)
+
+    async def _serve_tls(self, host: str, port: int, broken: bool,
+                         reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Play the origin `https://host:port` on an established tunnel."""
         try:
             await writer.start_tls(self.ca.server_context(host, broken=broken),
                                    ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT)
@@ -107,3 +112,60 @@ class LiveProxy(ConnectionServer):
             url = target if target.startswith(("http://", "https://")) else origin + target
             if not await self._answer(inner, url, reader, writer):
                 return
+
+
+class LiveSocks(LiveProxy):
+    """The same live web behind a SOCKS5 proxy (RFC 1928, no authentication, CONNECT only,
+    names resolved here): pywb's recorder reaches upstream only through `SOCKS_HOST`/
+    `SOCKS_PORT`. Port 443 is TLS with a certificate from the test CA, any other port plain
+    HTTP; a host that cannot be reached gets SOCKS's "host unreachable"/"refused" reply."""
+
+    async def handle_connection(self, reader: asyncio.StreamReader,
+                                writer: asyncio.StreamWriter) -> None:
+        greeting = await reader.readexactly(2)
+        if greeting[0] != 5:
+            return
+        await reader.readexactly(greeting[1])  # offered methods: we take "no authentication"
+        writer.write(b"\x05\x00")
+        version, command, _, kind = await reader.readexactly(4)
+        if kind == 3:
+            host = (await reader.readexactly((await reader.readexactly(1))[0])).decode("idna")
+        elif kind == 1:
+            host = ".".join(str(b) for b in await reader.readexactly(4))
+        else:
+            await reader.readexactly(16)
+            await self._reply(writer, 8)  # address type not supported
+            return
+        port = int.from_bytes(await reader.readexactly(2), "big")
+        if version != 5 or command != 1:
+            await self._reply(writer, 7)  # command not supported
+            return
+        host = host.lower().rstrip(".")
+        broken = False
+        if not self.live.is_service_host(host):
+            spec = self.live.spec(host)
+            if spec is None or spec.state == "nxdomain":
+                await self._reply(writer, 4)
+                return
+            if spec.state == "refused":
+                await self._reply(writer, 5)
+                return
+            if spec.state == "timeout":
+                await wait_for_client_to_leave(reader)
+                return
+            broken = spec.state == "tls_error"
+        await self._reply(writer, 0)
+        if port == 443:
+            await self._serve_tls(host, port, broken, reader, writer)
+            return
+        origin = f"http://{host}" if port == 80 else f"http://{host}:{port}"
+        while (request := await next_request(reader, writer)) is not None:
+            target = request.target
+            url = target if target.startswith(("http://", "https://")) else origin + target
+            if not await self._answer(request, url, reader, writer):
+                return
+
+    @staticmethod
+    async def _reply(writer: asyncio.StreamWriter, code: int) -> None:
+        writer.write(bytes([5, code, 0, 1, 0, 0, 0, 0, 0, 0]))
+        await writer.drain()

@@ -24,8 +24,9 @@ from pagetrail.tools.settings import Settings
 from pagetrail.tools.testbed.archive import PywbArchive
 from pagetrail.tools.testbed.httpio import HandlerServer, Request, Response
 from pagetrail.tools.testbed.live import LiveWeb
-from pagetrail.tools.testbed.proxy import LiveProxy
+from pagetrail.tools.testbed.proxy import LiveProxy, LiveSocks
 from pagetrail.tools.testbed.search import SearchIndex
+from pagetrail.tools.testbed.spn import TESTBED_KEYS, SpnService
 from pagetrail.tools.testbed.tls import CertAuthority
 from pagetrail.tools.testbed.world import World, load_world
 
@@ -38,7 +39,12 @@ PROBE_SECONDS = 2.0  # a loopback service that takes longer to accept is as good
 
 class Testbed:
     """Async context manager serving one world; ports are free ones unless `port_base` is set
-    (then proxy = port_base, search = port_base + 1, archive = port_base + 2)."""
+    (then proxy = port_base, search = port_base + 1, archive = port_base + 2,
+    Save Page Now = port_base + 3, the live web as SOCKS5 = port_base + 4).
+
+    Save Page Now is configured (URL and keys) but scans do not ask it for captures unless a
+    caller turns `spn_on_scan` on: a capture changes the world's archive, and evaluations
+    must see the same archive every run."""
 
     __test__ = False  # not a pytest test class, despite the name
 
@@ -54,6 +60,9 @@ class Testbed:
         self._proxy: LiveProxy | None = None
         self._search: HandlerServer | None = None
         self._archive: PywbArchive | None = None
+        self._socks: LiveSocks | None = None
+        self._spn_server: HandlerServer | None = None
+        self.spn: SpnService | None = None
         self._ca: CertAuthority | None = None
 
     # --- endpoints -------------------------------------------------------------------------
@@ -73,6 +82,11 @@ class Testbed:
         return self._archive.collection_url
 
     @property
+    def spn_url(self) -> str:
+        assert self._spn_server is not None, "testbed not started"
+        return f"http://{self.host}:{self._spn_server.port}/save"
+
+    @property
     def ca_bundle(self) -> str:
         assert self._ca is not None, "testbed not started"
         return str(self._ca.bundle_path)
@@ -89,6 +103,10 @@ class Testbed:
             "PAGETRAIL_ALLOW_HOSTS": LOOPBACK_HOSTS,
             # The proxy plays hn.algolia.com, so the default HN API URL stays right.
             "PAGETRAIL_HN_API_URL": "https://hn.algolia.com/api/v1",
+            "PAGETRAIL_SPN_URL": self.spn_url,
+            "PAGETRAIL_IA_ACCESS_KEY": TESTBED_KEYS[0],
+            "PAGETRAIL_IA_SECRET_KEY": TESTBED_KEYS[1],
+            "PAGETRAIL_SPN_ON_SCAN": "false",
         }
 
     def settings(self, **overrides: Any) -> Settings:
@@ -101,6 +119,10 @@ class Testbed:
             "no_proxy": LOOPBACK_HOSTS.split(","),
             "allow_hosts": LOOPBACK_HOSTS.split(","),
             "hn_api_url": "https://hn.algolia.com/api/v1",
+            "spn_url": self.spn_url,
+            "ia_access_key": TESTBED_KEYS[0],
+            "ia_secret_key": TESTBED_KEYS[1],
+            "spn_on_scan": False,
         }
         values.update(overrides)
         return Settings(**values)
@@ -126,8 +148,10 @@ class Testbed:
         self.live = LiveWeb(self.world)
         self._proxy = LiveProxy(self.live, self._ca)
         await self._proxy.start(self.host, self._port(0))
+        self._socks = LiveSocks(self.live, self._ca)
+        await self._socks.start(self.host, self._port(4))
         self._archive = PywbArchive(self.world, self._workdir / "pywb", host=self.host,
-                                    port=self._port(2) or None)
+                                    port=self._port(2) or None, socks_port=self._socks.port)
         # The index build (CPU, a thread) and pywb's start (a process) overlap.
         index_task = asyncio.create_task(asyncio.to_thread(SearchIndex.build, self.world))
         try:
@@ -136,6 +160,9 @@ class Testbed:
             self.index = await index_task
         self._search = HandlerServer(self._answer_search)
         await self._search.start(self.host, self._port(1))
+        self.spn = SpnService(self._archive)
+        self._spn_server = HandlerServer(self.spn.answer)
+        await self._spn_server.start(self.host, self._port(3))
         log.info("testbed %s up: proxy %s, archive %s, search %s", self.world.name,
                  self.proxy_url, self.archive_url, self.search_url)
 
@@ -167,8 +194,14 @@ class Testbed:
         return await asyncio.to_thread(self.index.answer, request)
 
     async def stop(self) -> None:
+        if self._spn_server is not None:
+            await self._spn_server.close()
+        if self.spn is not None:
+            await self.spn.close()
         if self._search is not None:
             await self._search.close()
+        if self._socks is not None:
+            await self._socks.close()
         if self._proxy is not None:
             await self._proxy.close()
         if self._archive is not None:
