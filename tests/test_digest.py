@@ -206,7 +206,7 @@ async def test_scan_reports_show_every_links_state_with_since_when(store) -> Non
     # Day 5: still dead (listed, not new); flap.html has switched three times: flapping.
     assert fourth["confirmed"] == {"gone.html": d[4]}
     assert fourth["counts"] == {"confirmed": 1, "newly_confirmed": 0, "suspect": 0,
-                                "fixed": 0, "flapping": 1, "still_dead": 1}
+                                "fixed": 0, "flapping": 1, "still_dead": 1, "drifted": 0}
     assert fourth["flapping"] == {"flap.html": d[5]}
     # Day 6: it keeps flapping: still reported, since day 5.
     assert fifth["flapping"] == {"flap.html": d[5]}
