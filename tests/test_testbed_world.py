@@ -98,7 +98,10 @@ def test_duplicate_case_id_and_bad_kind(tmp_path):
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"format": 2}, "format must be 1"),
+    ({"format": 3}, "unknown format 3: this runner serves format 1 or 2"),
+    ({"format": "2"}, "unknown format '2'"),
+    ({"search": {"results_per_page": 0}}, "search.results_per_page must be an integer"),
+    ({"search": {"rate_limit": {"per_second": -1}}}, "rate_limit.per_second must be a number"),
     ({"hosts": {"a.example": {"state": "sleepy"}}}, "state must be one of"),
     ({"hosts": {"a.example": {"state": "up", "not_found": "soft404"}}}, "needs not_found_blob"),
     ({"hosts": {"a.example": {"state": "up", "not_found": "soft404",
@@ -109,6 +112,8 @@ def test_bad_world_json(tmp_path, change, message):
     root = _small_world(tmp_path / "w").write()
     meta = json.loads((root / "world.json").read_text())
     meta.update(change)
+    if "search" in change:
+        meta["format"] = 2  # the search block is read in version-2 worlds only
     (root / "world.json").write_text(json.dumps(meta))
     (root / "live.jsonl").write_text("")
     (root / "cases.jsonl").write_text("")

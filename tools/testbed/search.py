@@ -4,6 +4,12 @@ Index: every live status-200 HTML page (title, visible text, words of the URL) i
 FTS5, ranked with bm25(). Queries behave like a web engine: pages holding every term come
 first (bm25 order), then pages holding some of them; `"quoted phrases"` and `site:host`
 (host or any subdomain) work; any other FTS5 syntax in the user's text is quoted away.
+
+Version-2 worlds (FORMAT.md) make it behave like a real engine: pages marked
+`"indexed": false` are left out of the index; within each of those two tiers results are
+ordered by relevance × (1 + popularity_weight × ln(1 + popularity)); pages hold
+`results_per_page` results and there are at most `max_pages` of them; one token bucket for
+all clients answers 429 with Retry-After when queries come too fast.
 """
 
 from __future__ import annotations
@@ -11,10 +17,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import re
 import sqlite3
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -24,7 +33,7 @@ import platformdirs
 from lxml import etree
 
 from pagetrail.tools.testbed.httpio import Request, Response, json_response
-from pagetrail.tools.testbed.world import World
+from pagetrail.tools.testbed.world import SearchSpec, World
 
 INDEX_VERSION = 1  # bump when extraction or the table layout changes (invalidates caches)
 PAGE_SIZE = 10
@@ -100,10 +109,46 @@ def _fts_phrase(phrase: str) -> str:
     return '"' + phrase.replace('"', '""') + '"'
 
 
+class TokenBucket:
+    """`per_second` tokens a second, at most `burst` at once; one query takes one token."""
+
+    def __init__(self, per_second: float, burst: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_second = per_second
+        self.burst = burst
+        self._clock = clock
+        self._tokens = float(burst)
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def take(self) -> float:
+        """0 when a token was taken; else the seconds until one will be there (none taken)."""
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(float(self.burst),
+                               self._tokens + (now - self._last) * self.per_second)
+            self._last = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return 0.0
+            return (1.0 - self._tokens) / self.per_second
+
+
+def retry_after_header(wait: float) -> str:
+    """Whole seconds (RFC 9110 delay-seconds), rounded up: never tell a client to come back early."""
+    return str(max(1, math.ceil(wait)))
+
+
 class SearchIndex:
     """FTS5 index; build() is CPU work (run it in a thread), search() is thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, spec: SearchSpec | None = None,
+                 popularity: dict[str, int] | None = None) -> None:
+        self.spec = spec or SearchSpec()
+        self.popularity = popularity or {}
+        rate = self.spec.rate_limit
+        self.bucket = TokenBucket(rate.per_second, rate.burst) if rate else None
+        self.page_size = self.spec.results_per_page or PAGE_SIZE
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.create_function("on_site", 2, on_site, deterministic=True)
         self._lock = threading.Lock()
@@ -117,7 +162,8 @@ class SearchIndex:
     def build(cls, world: World, *, cache: bool = True) -> SearchIndex:
         """Index the world's pages; with `cache`, reuse (or save) a copy keyed by content."""
         cached = index_cache_dir() / f"{world_fingerprint(world)}.sqlite" if cache else None
-        index = cls()
+        popularity = {r.url: r.popularity for r in world.resources.values() if r.popularity}
+        index = cls(world.search, popularity)
         if cached is not None and cached.is_file():
             with contextlib.suppress(sqlite3.Error):
                 source = sqlite3.connect(cached)
@@ -127,7 +173,7 @@ class SearchIndex:
                     source.close()
                 index.size = index._db.execute("SELECT count(*) FROM pages").fetchone()[0]
                 return index
-            index = cls()  # an unreadable cache file: build afresh
+            index = cls(world.search, popularity)  # an unreadable cache file: build afresh
         index.add_pages(_world_pages(world))
         if cached is not None:
             index._save(cached)
@@ -156,8 +202,10 @@ class SearchIndex:
     def search(self, text: str, pageno: int = 1) -> dict[str, object]:
         query = parse_query(text)
         urls = self._matching(query)
-        start = (max(pageno, 1) - 1) * PAGE_SIZE
-        page = urls[start:start + PAGE_SIZE]
+        start = (max(pageno, 1) - 1) * self.page_size
+        page = urls[start:start + self.page_size]
+        if self.spec.max_pages is not None and pageno > self.spec.max_pages:
+            page = []
         results = [self._result(rowid, query) for rowid in page]
         return {"query": text, "number_of_results": len(urls), "results": results,
                 "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
@@ -178,14 +226,26 @@ class SearchIndex:
             conjunctions = ["AND", "OR"] if len(query.phrases) > 1 else ["AND"]
             for conjunction in conjunctions:
                 rows = self._db.execute(
-                    "SELECT rowid FROM pages WHERE pages MATCH ? AND " + site_sql
-                    + " ORDER BY bm25(pages, 0, 0, 4.0, 1.0, 2.0) LIMIT ?",
+                    "SELECT rowid, url, bm25(pages, 0, 0, 4.0, 1.0, 2.0) AS score FROM pages"
+                    " WHERE pages MATCH ? AND " + site_sql + " ORDER BY score LIMIT ?",
                     [query.fts(conjunction), *site_args, MAX_RESULTS]).fetchall()
-                for (rowid,) in rows:
-                    if rowid not in seen:
-                        seen.add(rowid)
-                        found.append(rowid)
+                tier = [(rowid, url, score) for rowid, url, score in rows if rowid not in seen]
+                for rowid, _url, _score in self._by_popularity(tier):
+                    seen.add(rowid)
+                    found.append(rowid)
             return found[:MAX_RESULTS]
+
+    def _by_popularity(self, rows: list[tuple[int, str, float]]) -> list[tuple[int, str, float]]:
+        """FORMAT.md v2: relevance × (1 + weight × ln(1 + popularity)), larger first.
+        SQLite's bm25() is smaller-is-better (negative), so relevance is its negation."""
+        weight = self.spec.popularity_weight
+        if not weight or not self.popularity:
+            return rows
+
+        def boosted(row: tuple[int, str, float]) -> float:
+            return -row[2] * (1 + weight * math.log1p(self.popularity.get(row[1], 0)))
+
+        return sorted(rows, key=boosted, reverse=True)
 
     def _result(self, rowid: int, query: ParsedQuery) -> dict[str, str]:
         with self._lock:
@@ -216,6 +276,10 @@ class SearchIndex:
             pageno = 1
         if params.get("format", ["json"])[0] != "json":
             return json_response(b'{"error": "only format=json is served"}', 403)
+        if self.bucket is not None:
+            wait = self.bucket.take()
+            if wait > 0:
+                return Response(429, [("Retry-After", retry_after_header(wait))])
         payload = self.search(text, pageno)
         return json_response(json.dumps(payload, ensure_ascii=False).encode())
 
@@ -229,7 +293,8 @@ def index_cache_dir() -> Path:
 
 def world_fingerprint(world: World) -> str:
     """Identifies the indexed content: live.jsonl names every blob by its content hash."""
-    digest = hashlib.sha256(f"index-v{INDEX_VERSION}\n".encode())
+    # The format decides whether `indexed: false` is honoured, so it is part of the key.
+    digest = hashlib.sha256(f"index-v{INDEX_VERSION}\nformat-{world.format}\n".encode())
     digest.update((world.path / "live.jsonl").read_bytes())
     return digest.hexdigest()[:32]
 
@@ -251,6 +316,8 @@ def _world_pages(world: World):
         content_type = next((v for k, v in resource.headers.items()
                              if k.lower() == "content-type"), "")
         if resource.status != 200 or resource.blob is None or "html" not in content_type.lower():
+            continue
+        if not resource.indexed:  # version 2: the engine has not indexed it
             continue
         charset = _CHARSET.search(content_type)
         yield extract_page(resource.url, world.read_blob(resource.blob),

@@ -1,4 +1,4 @@
-"""Load and validate a testbed world directory (FORMAT.md, version 1).
+"""Load and validate a testbed world directory (FORMAT.md, versions 1 and 2).
 
 Validation happens before anything is served, and every problem names its file and line
 (`live.jsonl:17: blob missing: ab/ab12….html.gz`). Blob bodies are read lazily: loading checks
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pagetrail.tools.errors import WorldError
 
-FORMAT_VERSION = 1
+FORMAT_VERSIONS = (1, 2)
 HOST_STATES = frozenset({"up", "nxdomain", "refused", "timeout", "tls_error"})
 NOT_FOUND_MODES = frozenset({"404", "410", "soft404", "home_redirect", "parked"})
 CATEGORIES = frozenset({"moved_same_host", "moved_new_host", "replaced", "gone", "alive"})
@@ -41,6 +41,24 @@ class LiveResource:
     status: int
     headers: dict[str, str]
     blob: str | None
+    indexed: bool = True  # version 2: false = the search engine never returns it
+    popularity: int = 0  # version 2: in-links the search engine believes the page has
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    per_second: float
+    burst: int
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """world.json `search` (version 2); None fields keep version-1 behaviour."""
+
+    results_per_page: int | None = None
+    max_pages: int | None = None
+    rate_limit: RateLimit | None = None
+    popularity_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -73,6 +91,8 @@ class World:
     resources: dict[str, LiveResource]
     social: list[SocialPost] = field(default_factory=list)
     cases: list[Case] = field(default_factory=list)
+    format: int = 1
+    search: SearchSpec = field(default_factory=SearchSpec)
     _by_key: dict[str, LiveResource] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -80,7 +100,7 @@ class World:
 
     @property
     def warcs(self) -> list[Path]:
-        folder = self.path / "archive"
+        folder = world_dir(self.path, "archive")
         if not folder.is_dir():
             return []
         return sorted(p for p in folder.iterdir() if p.name.endswith((".warc", ".warc.gz")))
@@ -93,7 +113,7 @@ class World:
         return self.resources.get(url) or self._by_key.get(resource_key(url))
 
     def blob_path(self, blob: str) -> Path:
-        return self.path / "blobs" / blob
+        return world_dir(self.path, "blobs") / blob
 
     def read_blob(self, blob: str) -> bytes:
         """The body of a blob, decompressed."""
@@ -106,6 +126,28 @@ class World:
             if found is not None:
                 return found
         return None
+
+
+_LINK_FILE_MAX = 4096
+
+
+def world_dir(root: Path, name: str) -> Path:
+    """`blobs/` or `archive/` of a world. Worlds may share them (dev2 uses dev's through
+    relative symbolic links); a checkout without symlink support turns such a link into a
+    small file holding the relative target, which is followed here the same way, as long
+    as it stays among the worlds (beside `root`)."""
+    path = root / name
+    if path.is_dir() or not path.is_file() or path.stat().st_size > _LINK_FILE_MAX:
+        return path
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return path
+    target = (root / text).resolve()
+    if not text or "\n" in text or not target.is_dir() or \
+            not target.is_relative_to(root.resolve().parent):
+        return path
+    return target
 
 
 def resource_key(url: str) -> str:
@@ -136,7 +178,7 @@ def load_world(path: str | Path) -> World:
         raise WorldError(f"{root}: not a directory")
     meta = _load_meta(root)
     hosts = _load_hosts(root, meta)
-    resources = _load_live(root, hosts)
+    resources = _load_live(root, hosts, version=meta["format"])
     world = World(
         path=root,
         name=str(meta.get("name") or root.name),
@@ -145,6 +187,8 @@ def load_world(path: str | Path) -> World:
         archive_collection=str(meta["archive_collection"]),
         hosts=hosts,
         resources=resources,
+        format=meta["format"],
+        search=_load_search(meta) if meta["format"] >= 2 else SearchSpec(),
     )
     _check_roots(world)
     world.social = _load_social(root)
@@ -165,8 +209,11 @@ def _load_meta(root: Path) -> dict[str, Any]:
         raise WorldError(f"world.json:{line}: invalid JSON: {exc}") from exc
     if not isinstance(meta, dict):
         raise WorldError("world.json:1: top level must be an object")
-    if meta.get("format") != FORMAT_VERSION:
-        raise WorldError(f"world.json:1: format must be {FORMAT_VERSION}, got {meta.get('format')!r}")
+    version = meta.get("format")
+    if isinstance(version, bool) or version not in FORMAT_VERSIONS:
+        known = " or ".join(map(str, FORMAT_VERSIONS))
+        raise WorldError(f"world.json:1: unknown format {version!r}: this runner serves format "
+                         f"{known}")
     collection = meta.get("archive_collection", "world")
     if not isinstance(collection, str) or not collection.replace("-", "").replace("_", "").isalnum():
         raise WorldError(f"world.json:1: archive_collection must be a simple name, got {collection!r}")
@@ -174,6 +221,44 @@ def _load_meta(root: Path) -> dict[str, Any]:
     if not isinstance(meta.get("hosts"), dict):
         raise WorldError("world.json:1: 'hosts' must be an object")
     return meta
+
+
+def _number(where: str, value: Any, *, minimum: float, integer: bool = False) -> float:
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or value < minimum:
+        raise WorldError(f"{where} must be {'an integer' if integer else 'a number'} ≥ {minimum:g}")
+    return value
+
+
+def _load_search(meta: dict[str, Any]) -> SearchSpec:
+    """Version 2's `search` block: every field optional (absent = version-1 behaviour)."""
+    block = meta.get("search")
+    if block is None:
+        return SearchSpec()
+    where = "world.json: search"
+    if not isinstance(block, dict):
+        raise WorldError(f"{where}: must be an object")
+    per_page = block.get("results_per_page")
+    pages = block.get("max_pages")
+    limit = block.get("rate_limit")
+    rate: RateLimit | None = None
+    if limit is not None:
+        if not isinstance(limit, dict):
+            raise WorldError(f"{where}.rate_limit: must be an object")
+        per_second = _number(f"{where}.rate_limit.per_second", limit.get("per_second"),
+                             minimum=1e-9)
+        burst = limit.get("burst", max(1, int(per_second)))
+        rate = RateLimit(float(per_second),
+                         int(_number(f"{where}.rate_limit.burst", burst, minimum=1, integer=True)))
+    return SearchSpec(
+        results_per_page=None if per_page is None else int(
+            _number(f"{where}.results_per_page", per_page, minimum=1, integer=True)),
+        max_pages=None if pages is None else int(
+            _number(f"{where}.max_pages", pages, minimum=1, integer=True)),
+        rate_limit=rate,
+        popularity_weight=float(_number(f"{where}.popularity_weight",
+                                        block.get("popularity_weight", 0.0), minimum=0)),
+    )
 
 
 def _load_hosts(root: Path, meta: dict[str, Any]) -> dict[str, HostSpec]:
@@ -193,7 +278,7 @@ def _load_hosts(root: Path, meta: dict[str, Any]) -> dict[str, HostSpec]:
         blob = spec.get("not_found_blob")
         if not_found == "soft404" and not blob:
             raise WorldError(f"{where}: soft404 needs not_found_blob")
-        if blob is not None and not (root / "blobs" / str(blob)).is_file():
+        if blob is not None and not (world_dir(root, "blobs") / str(blob)).is_file():
             raise WorldError(f"{where}: not_found_blob missing: blobs/{blob}")
         latency = spec.get("latency_ms", 0)
         flaky = spec.get("flaky", 0)
@@ -243,9 +328,10 @@ def _check_url(where: str, value: Any, label: str = "url") -> str:
     return value
 
 
-def _load_live(root: Path, hosts: dict[str, HostSpec]) -> dict[str, LiveResource]:
+def _load_live(root: Path, hosts: dict[str, HostSpec], *,
+               version: int = 1) -> dict[str, LiveResource]:
     resources: dict[str, LiveResource] = {}
-    blobs = root / "blobs"
+    blobs = world_dir(root, "blobs")
     for where, item in _jsonl(root, "live.jsonl", required=True):
         url = _check_url(where, item.get("url"))
         host = (urlsplit(url).hostname or "").lower()
@@ -275,7 +361,14 @@ def _load_live(root: Path, hosts: dict[str, HostSpec]) -> dict[str, LiveResource
                 raise WorldError(f"{where}: blob missing: blobs/{blob}")
         if url in resources:
             raise WorldError(f"{where}: duplicate url {url}")
-        resources[url] = LiveResource(url, status, dict(headers), blob)
+        indexed, popularity = True, 0
+        if version >= 2:  # version-1 worlds keep version-1 behaviour whatever they carry
+            indexed = item.get("indexed", True)
+            if not isinstance(indexed, bool):
+                raise WorldError(f"{where}: indexed must be true or false")
+            popularity = int(_number(f"{where}: popularity", item.get("popularity", 0),
+                                     minimum=0, integer=True))
+        resources[url] = LiveResource(url, status, dict(headers), blob, indexed, popularity)
     return resources
 
 
@@ -340,6 +433,9 @@ def _load_cases(root: Path, world: World) -> list[Case]:
             _check_url(where, answer, "expect.urls entry")
             if world.lookup(answer) is None:
                 raise WorldError(f"{where}: expect.urls entry is not in live.jsonl: {answer}")
+        drifted = expect.get("drifted")
+        if drifted is not None and (not isinstance(drifted, bool) or kind != "alive"):
+            raise WorldError(f"{where}: expect.drifted must be true or false, on alive cases only")
         if kind in ("moved", "replacement") and not urls:
             raise WorldError(f"{where}: expect.kind {kind} needs at least one expect.urls entry")
         cases.append(Case(case_id, url, category, kind, tuple(urls), item))
