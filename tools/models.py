@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 SCHEMA_VERSION = 1
 
@@ -166,6 +166,21 @@ class EngineFailure(BaseModel):
     error: str
 
 
+class Drift(BaseModel):
+    """A link that works, compared with its archived copy (tools/drift.py): `drifted` when
+    the main text of the live page is no longer the text that was linked."""
+
+    url: str
+    drifted: bool
+    similarity: float  # content_similarity(archived main text, live main text), 0–1
+    threshold: float  # drifted when similarity < threshold (or the titles are unrelated)
+    title_similarity: float | None = None  # None when a title is missing
+    memento: Memento  # the capture compared against (its parsed document left out)
+    archived_title: str = ""
+    live_title: str = ""
+    final_url: str | None = None  # where the live request ended (after redirects)
+
+
 class Recovery(BaseModel):
     schema_version: int = SCHEMA_VERSION
     url: str
@@ -180,6 +195,12 @@ class Recovery(BaseModel):
     candidates: list[Candidate] = Field(default_factory=list)
     related_archived: list[dict[str, object]] = Field(default_factory=list)
     failures: list[EngineFailure] = Field(default_factory=list)
+    drift: Drift | None = None  # for a link that works: compared with its archived copy
     requests: int = 0
     seconds: float = 0.0
     cached: bool = False
+
+    @computed_field  # type: ignore[prop-decorator]  # serialised: `"drifted": true` in answers
+    @property
+    def drifted(self) -> bool:
+        return self.drift is not None and self.drift.drifted

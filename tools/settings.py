@@ -100,6 +100,11 @@ class Settings(BaseSettings):
     expansion_per_source: int = Field(default=2, ge=0, le=10)
     recovery_seconds: float = 30.0
 
+    # --- content drift (tools/drift.py) ----------------------------------------------------
+    # A working link has drifted when the cosine of its main text to the archived copy's is
+    # below this. Chosen on dev2's alive links (docs/evaluation.md, "Drift").
+    drift_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+
     # --- scanner -------------------------------------------------------------------------
     confirm_failures: int = 3
     confirm_days: float = 3.0

@@ -48,6 +48,8 @@ class WorldBuilder:
     cases: list[dict[str, Any]] = field(default_factory=list)
     social_posts: list[dict[str, Any]] = field(default_factory=list)
     captures: list[_Capture] = field(default_factory=list)
+    format: int = 1
+    search: dict[str, Any] | None = None  # world.json `search` (format 2)
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
@@ -86,8 +88,14 @@ class WorldBuilder:
         self.live.append(item)
         return self
 
-    def page(self, url: str, html: str, *, status: int = 200) -> WorldBuilder:
-        return self.resource(url, status, {"Content-Type": _HTML}, html.encode())
+    def page(self, url: str, html: str, *, status: int = 200, indexed: bool | None = None,
+             popularity: int | None = None) -> WorldBuilder:
+        self.resource(url, status, {"Content-Type": _HTML}, html.encode())
+        if indexed is not None:
+            self.live[-1]["indexed"] = indexed
+        if popularity is not None:
+            self.live[-1]["popularity"] = popularity
+        return self
 
     def text(self, url: str, text: str) -> WorldBuilder:
         return self.resource(url, 200, {"Content-Type": "text/plain"}, text.encode(), ".txt")
@@ -113,16 +121,21 @@ class WorldBuilder:
 
     def case(self, case_id: str, url: str, category: str, kind: str, urls: list[str], *,
              archived: bool = False, source: dict[str, str] | None = None,
-             link_date: str | None = None) -> WorldBuilder:
+             link_date: str | None = None, drifted: bool | None = None) -> WorldBuilder:
+        expect: dict[str, Any] = {"kind": kind, "urls": urls, "archived": archived}
+        if drifted is not None:
+            expect["drifted"] = drifted
         self.cases.append({"id": case_id, "url": url, "source": source, "link_date": link_date,
-                           "category": category,
-                           "expect": {"kind": kind, "urls": urls, "archived": archived}})
+                           "category": category, "expect": expect})
         return self
 
     # --- output -------------------------------------------------------------------------
     def write(self) -> Path:
-        meta = {"format": 1, "name": self.name, "then": self.then, "now": self.now,
-                "archive_collection": self.collection, "hosts": self.hosts}
+        meta: dict[str, Any] = {"format": self.format, "name": self.name, "then": self.then,
+                                "now": self.now, "archive_collection": self.collection,
+                                "hosts": self.hosts}
+        if self.search is not None:
+            meta["search"] = self.search
         (self.root / "world.json").write_text(json.dumps(meta, indent=1))
         _write_jsonl(self.root / "live.jsonl", self.live)
         _write_jsonl(self.root / "cases.jsonl", self.cases)
