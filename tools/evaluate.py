@@ -20,7 +20,8 @@ evaluation report"). Every figure can be recomputed from ``results`` and ``cases
   own behaviour (a bug, a missing module, an archive that died: the evaluation is void).
 - Version-2 worlds add ``drift`` (over ``alive`` cases carrying ``expect.drifted``: drifted
   cases, those reported ``drifted``, false alarms among the stable ones) and ``search``
-  (web-search queries sent, 429 answers received, median queries per recovery).
+  (web-search queries sent, 429 answers received; median queries per recovery of a
+  ``moved``/``replacement`` case).
 
 The figures other than ``by_method`` describe the *primary* run: ``full`` when present,
 otherwise the single method that was run.
@@ -230,12 +231,15 @@ def drift_summary(cases: Sequence[Mapping[str, Any]],
             "false_alarms": sum(1 for c in stable if reported(c)), "n_stable": len(stable)}
 
 
-def search_summary(results: Sequence[CaseResult]) -> dict[str, Any]:
-    """FORMAT.md v2 `search`: web-search queries sent and 429s received (summed), plus the
-    median queries per recovery."""
-    queries = [r.search_queries for r in results]
-    return {"queries": sum(queries), "rate_limited": sum(r.rate_limited for r in results),
-            "queries_median": statistics.median(queries) if queries else 0}
+def search_summary(results: Sequence[CaseResult],
+                   scored: Sequence[CaseResult] = ()) -> dict[str, Any]:
+    """FORMAT.md v2 `search`: web-search queries sent and 429s received (summed over
+    `results`), plus the median queries per recovery of a `moved`/`replacement` case
+    (`scored`: the recoveries the success figures are about)."""
+    per_recovery = [r.search_queries for r in scored]
+    return {"queries": sum(r.search_queries for r in results),
+            "rate_limited": sum(r.rate_limited for r in results),
+            "queries_median": statistics.median(per_recovery) if per_recovery else 0}
 
 
 def _ranks(cases: Sequence[Mapping[str, Any]], by_id: Mapping[str, CaseResult]) -> list[int | None]:
@@ -321,7 +325,8 @@ def build_report(
     if world_format >= 2:
         report["drift"] = drift_summary(cases, primary_results)
         report["search"] = search_summary(
-            [primary_results[c["id"]] for c in cases if c["id"] in primary_results])
+            [primary_results[c["id"]] for c in cases if c["id"] in primary_results],
+            [primary_results[c["id"]] for c in scored if c["id"] in primary_results])
     report["results"] = [r.to_dict() for r in ordered_results]
     return report
 
