@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -150,3 +151,31 @@ def test_capture_from_the_link_date_is_the_reference(drift_bed):
 def test_nothing_to_compare_is_none(drift_bed):
     assert _detect(drift_bed, f"{HOST}/uncaptured", LINKED) is None
     assert _detect(drift_bed, f"{HOST}/removed", LINKED) is None  # the live page is a 404
+
+
+def test_check_reports_drift_when_asked(drift_bed):
+    from pagetrail.tools import api
+
+    settings = drift_bed.settings()
+    drifted = asyncio.run(api.check_link(f"{HOST}/drifted", settings=settings, drift=True,
+                                         since=LINKED))
+    assert drifted.verdict == "ok" and drifted.drifted
+    assert drifted.drift is not None and drifted.drift.memento.datetime.year == 2019
+    stable = asyncio.run(api.check_link(f"{HOST}/stable", settings=settings, drift=True))
+    assert stable.drift is not None and not stable.drifted
+    plain = asyncio.run(api.check_link(f"{HOST}/drifted", settings=settings))
+    assert plain.drift is None and not plain.drifted  # only when asked: it costs archive calls
+
+
+def test_recover_reports_a_working_drifted_link(drift_bed):
+    from pagetrail.tools.recover import recover
+
+    settings = drift_bed.settings()
+    recovery = asyncio.run(recover(f"{HOST}/drifted", link_date=LINKED, settings=settings,
+                                   use_cache=False))
+    assert recovery.answer == "alive" and recovery.drifted
+    assert "other content" in recovery.reason
+    assert json.loads(recovery.model_dump_json())["drifted"] is True
+    stable = asyncio.run(recover(f"{HOST}/stable", link_date=LINKED, settings=settings,
+                                 use_cache=False))
+    assert stable.answer == "alive" and stable.drift is not None and not stable.drifted
