@@ -445,7 +445,8 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
     site = site_of(run.url)
     after = memento.datetime if memento else link_date
     search_context = SearchContext(dead_url=run.url, after=after)
-    site_query = qe.title or qe.anchor or " ".join(qe.url_terms)
+    # A stop anchor ("click here", the URL itself) has no terms to match a listing with.
+    site_query = qe.title or (qe.anchor if qe.anchor_usable else "") or " ".join(qe.url_terms)
     try:
         return await _stages(run, service, reference, qe, web, local, site_local, site,
                              site_query, search_context)
@@ -459,10 +460,15 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
     # Stage 0: the site itself (moves within a site are the most common case), the local
     # index, and the title within the old site on the web.
     stage0: list[tuple[str, str, list[str], str | None]] = []
+    url_query = " ".join(qe.url_terms)
     for name in site_local:
         method = "SITE" if name == "site" else "CDX"
         if run.allowed(method) and site_query:
             stage0.append((method, site_query, [name], None))
+        # The old URL's own words too: a renamed page often keeps its slug (free: the
+        # listing is fetched once a recovery).
+        if run.allowed(method) and url_query and url_query != site_query:
+            stage0.append((method, url_query, [name], None))
     if run.allowed("SITE") and qe.title and web + local:
         stage0.append(("SITE", qe.title, web + local, site))  # the title within the old site
     run.enter("search")
@@ -524,7 +530,7 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
     batch: list[tuple[str, str, list[str], str | None]] = []
     for candidate in ranked[:3]:
         other = site_of(candidate.url)
-        if other in sites or len(run.listed_sites) >= NEW_HOSTS:
+        if other in sites or len(run.listed_sites) >= NEW_HOSTS or not _looks_related(candidate):
             continue
         sites.add(other)
         run.listed_sites.add(other)
@@ -537,6 +543,14 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
     return await _rank(run, reference)
 
 
+def _looks_related(candidate: Candidate) -> bool:
+    """Worth reading its site's map: the page resembles the dead one by its URL, title or
+    text (a site the dead one moved to), not merely by ranking among weak candidates."""
+    scores = candidate.scores
+    return (scores.url_similarity >= 0.2 or (scores.title_similarity or 0.0) >= 0.5
+            or (scores.content_cosine or 0.0) >= 0.5)
+
+
 def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
     """Link targets on `sites` from pages fetched so far, best overlap with `query` first."""
     links: dict[str, str] = {}
@@ -547,8 +561,12 @@ def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
         for link in page_links:
             if site_of(link.url) not in sites or normalize_url(link.url) in run.candidates:
                 continue
-            text = f"{link.anchor} {link.context}".strip()
-            links[link.url] = f"{links.get(link.url, '')} {text}".strip()[:600]
+            # The anchor alone: the words around a link in a list of links are the
+            # neighbours' and would make every link of the list look alike.
+            if link.anchor and link.anchor not in links.get(link.url, ""):
+                links[link.url] = f"{links.get(link.url, '')} {link.anchor}".strip()[:600]
+            else:
+                links.setdefault(link.url, "")
     ranked = rank_by_overlap(query, list(links.items()))
     added = 0
     for rank, (url, _text, _score) in enumerate(ranked[:LINK_CANDIDATES], 1):
