@@ -476,8 +476,9 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
     ranked = await _rank(run, reference)
     if _confirmed(ranked, reference):
         return ranked
-    ranked = await _neighbourhood(run, service, reference, ranked, site_local, site_query,
-                                  search_context)
+    listing_queries = list(dict.fromkeys(q for q in (site_query, url_query) if q))
+    ranked = await _neighbourhood(run, service, reference, ranked, site_local,
+                                  listing_queries, search_context)
     if _confirmed(ranked, reference):
         return ranked
 
@@ -494,8 +495,8 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
         ranked = await _rank(run, reference)
         if _confirmed(ranked, reference):
             break
-        ranked = await _neighbourhood(run, service, reference, ranked, site_local, site_query,
-                                      search_context)
+        ranked = await _neighbourhood(run, service, reference, ranked, site_local,
+                                      listing_queries, search_context)
         if _confirmed(ranked, reference):
             break
     return ranked
@@ -515,7 +516,7 @@ def _search_figures(run: _Run, service: SearchService, web: list[str]) -> None:
 
 
 async def _neighbourhood(run: _Run, service: SearchService, reference: Reference,
-                         ranked: list[Candidate], site_local: list[str], query: str,
+                         ranked: list[Candidate], site_local: list[str], queries: list[str],
                          search_context: SearchContext) -> list[Candidate]:
     """Sources that need no web search, for pages the web index does not hold:
 
@@ -524,7 +525,7 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
     - the link graph: links on the fetched candidate pages of the dead site and of those
       sites, ranked by overlap of their anchor text and URL with the evidence.
     """
-    if not query or not run.allowed("LINKS"):
+    if not queries or not run.allowed("LINKS"):
         return ranked
     sites = {site_of(run.url)} | run.listed_sites
     batch: list[tuple[str, str, list[str], str | None]] = []
@@ -534,10 +535,11 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
             continue
         sites.add(other)
         run.listed_sites.add(other)
-        batch += [("LINKS", query, [name], host_of(candidate.url)) for name in site_local]
+        batch += [("LINKS", query, [name], host_of(candidate.url))
+                  for name in site_local for query in queries]
     if batch:
         await _run_queries(run, service, batch, SearchContext(after=search_context.after))
-    added = _follow_links(run, query, sites)
+    added = _follow_links(run, queries[0], sites)
     if not batch and not added:
         return ranked
     return await _rank(run, reference)
@@ -547,7 +549,7 @@ def _looks_related(candidate: Candidate) -> bool:
     """Worth reading its site's map: the page resembles the dead one by its URL, title or
     text (a site the dead one moved to), not merely by ranking among weak candidates."""
     scores = candidate.scores
-    return (scores.url_similarity >= 0.2 or (scores.title_similarity or 0.0) >= 0.5
+    return (scores.url_similarity >= 0.15 or (scores.title_similarity or 0.0) >= 0.5
             or (scores.content_cosine or 0.0) >= 0.5)
 
 
