@@ -511,8 +511,9 @@ def _search_figures(run: _Run, service: SearchService, web: list[str]) -> None:
     if run.unasked:
         run_evidence["unasked"] = run.unasked[:20]
         run.failures.append(EngineFailure(
-            engine="search", error=f"{len(run.unasked)} web queries could not be asked "
-                                   f"(rate limit or budget): {'; '.join(run.unasked[:3])}"))
+            engine="search",
+            error=f"{len(run.unasked)} web queries could not be asked (rate limit, budget or "
+                  f"engine error): {'; '.join(run.unasked[:3])}"))
 
 
 async def _neighbourhood(run: _Run, service: SearchService, reference: Reference,
