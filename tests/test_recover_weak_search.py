@@ -106,3 +106,40 @@ def test_queries_that_cannot_wait_are_reported(tmp_path):
     failure = next(f for f in recovery.failures if f.engine == "search")
     assert "could not be asked" in failure.error
     assert search["queries"] == search["rate_limited"] + 1  # only the burst was answered
+
+
+def test_host_variants_are_the_usual_new_addresses():
+    from pagetrail.tools.urls import host_variants
+
+    variants = host_variants("www.example-shop.de")
+    assert variants[0] == "example-shop.de"  # the www. twin first
+    assert {"new.example-shop.de", "blog.example-shop.de", "example-shop.com",
+            "www.example-shop.org"} <= set(variants)
+    assert "www.example-shop.de" not in variants and len(variants) <= 16
+    assert host_variants("example.pl")[0] == "www.example.pl"
+    # A host deeper than name.tld: only its www. twin (its parent is another site).
+    assert host_variants("docs.example.com") == ["www.docs.example.com"]
+
+
+def test_a_site_gone_from_its_address_is_found_at_a_variant(tmp_path):
+    """The old host no longer resolves; the site lives on at its .org twin, which the web
+    engine has not indexed: its own map answers, with no web search at all."""
+    b = WorldBuilder(tmp_path / "w", name="gone", format=2, then="2020-01-01T00:00:00Z")
+    b.host("www.garden-guide.net", state="nxdomain")
+    b.host("www.garden-guide.org")
+    b.page("https://www.garden-guide.org/", _page("Garden guide", "Guides for gardeners.",
+                                                  '<a href="/guides/solar-buying">Solar</a>'))
+    b.page("https://www.garden-guide.org/guides/solar-buying",
+           _page("Solar panel buying guide", GUIDE), indexed=False)
+    b.capture("https://www.garden-guide.net/solar", "20200101000000",
+              html=_page("Solar panel buying guide", GUIDE))
+    bed = start_in_thread(b.write())
+    try:
+        settings = bed.settings(search_engines=["site", "cdx"])
+        recovery = asyncio.run(recover("https://www.garden-guide.net/solar", settings=settings,
+                                       use_cache=False))
+    finally:
+        bed.stop()
+    assert recovery.candidates[0].url == "https://www.garden-guide.org/guides/solar-buying"
+    assert recovery.candidates[0].kind == "moved"
+    assert recovery.evidence["search"]["site_moved_to"] == ["www.garden-guide.org"]

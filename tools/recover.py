@@ -59,7 +59,7 @@ from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.signature import extract_signature, signature_background
 from pagetrail.tools.terms import frequency_terms, kld_terms, text_terms, url_terms
 from pagetrail.tools.text import guess_language
-from pagetrail.tools.urls import host_of, normalize_url, site_of, validate_url
+from pagetrail.tools.urls import host_of, host_variants, normalize_url, site_of, validate_url
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,7 @@ class _Run:
     fetched: set[str] = field(default_factory=set)
     timings: dict[str, float] = field(default_factory=dict)  # seconds spent per stage
     host_silent: bool = False  # the dead URL's host never answered (timeout)
+    site_gone: bool = False  # the dead URL's host no longer serves its site (DNS, parked)
     listings: CaptureListings = field(default_factory=CaptureListings)  # one CDX call a run
     outlinks: dict[str, list[Link]] = field(default_factory=dict)  # fetched page → its links
     linked_from: set[str] = field(default_factory=set)  # pages whose links were followed
@@ -219,6 +220,7 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
             await _drift(run, early, link_date)
         return early
     run.host_silent = _silent(check)
+    run.site_gone = _site_gone(check)
 
     await run.report("archive", 0, None, "looking for archived copies")
     at = link_date or check.checked_at
@@ -341,6 +343,14 @@ def _answer_for_live(url: str, check: CheckResult) -> Recovery | None:
         return Recovery(url=url, check=check, answer="unverified",
                         reason=f"not treated as dead: {check.verdict} ({check.reason})")
     return None
+
+
+def _site_gone(check: CheckResult) -> bool:
+    """The host itself is gone — it does not resolve or connect, never answers, or serves a
+    parking page —, so the site, if it lives on, lives at another address."""
+    parking = check.evidence.get("parking") if isinstance(check.evidence, dict) else None
+    parked = isinstance(parking, dict) and bool(parking.get("parked"))
+    return check.verdict == "unreachable" or _silent(check) or parked
 
 
 def _silent(check: CheckResult) -> bool:
@@ -472,7 +482,18 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
     if run.allowed("SITE") and qe.title and web + local:
         stage0.append(("SITE", qe.title, web + local, site))  # the title within the old site
     run.enter("search")
-    await _run_queries(run, service, stage0, search_context)
+    moved_site: list[tuple[str, str, list[str], str | None]] = []
+    if run.site_gone and run.allowed("LINKS"):
+        # The new host answers even when the old one is silent: every listing engine.
+        listers = [name for name in SITE_LOCAL if name in service.names]
+        for host in await _moved_site_hosts(run):
+            run.listed_sites.add(site_of(f"https://{host}/"))
+            moved_site += [("LINKS", query, [name], host) for name in listers
+                           for query in dict.fromkeys(q for q in (site_query, url_query) if q)]
+    # The variants are listed by host (no dead URL in their context: it is not theirs).
+    await asyncio.gather(
+        _run_queries(run, service, stage0, search_context),
+        _run_queries(run, service, moved_site, SearchContext(after=search_context.after)))
     ranked = await _rank(run, reference)
     if _confirmed(ranked, reference):
         return ranked
@@ -544,6 +565,30 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
     if not batch and not added:
         return ranked
     return await _rank(run, reference)
+
+
+MAX_SITE_MOVES = 3  # answering variant hosts whose maps are read
+
+
+async def _moved_site_hosts(run: _Run) -> list[str]:
+    """The dead host's variants (`urls.host_variants`: www. twin, new subdomains, other
+    top-level domains) that answer with a page of their own: where the site may live now.
+    One root request each; a variant that redirects counts under its final host."""
+    async def probe(host: str) -> str | None:
+        try:
+            response = await run.fetcher.get(f"https://{host}/")
+        except PagetrailError:
+            return None
+        if response.status != 200 or response.squid_error or not response.is_html:
+            return None
+        final = host_of(response.final_url or "") or host
+        return None if site_of(f"https://{final}/") == site_of(run.url) and \
+            final == host_of(run.url) else final
+
+    found = await asyncio.gather(*(probe(h) for h in host_variants(host_of(run.url))))
+    hosts = list(dict.fromkeys(h for h in found if h))
+    run.search_evidence["site_moved_to"] = hosts[:MAX_SITE_MOVES]
+    return hosts[:MAX_SITE_MOVES]
 
 
 def _looks_related(candidate: Candidate) -> bool:
