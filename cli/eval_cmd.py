@@ -49,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="time limit per case (default: 4 × recovery_seconds)")
     parser.add_argument("--report", type=Path, default=None, metavar="FILE.md",
                         help="also write the report as Markdown")
+    parser.add_argument("--engines", default=None, metavar="LIST",
+                        help="search engines to use, comma-separated (e.g. site,cdx,local: "
+                             "no web search); default: the testbed's (site,cdx,searxng,local)")
     parser.add_argument("--running", action="store_true",
                         help="do not start a testbed: use the one the current settings point at")
     add_json_flag(parser)
@@ -61,6 +64,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     methods = expand_methods(args.method)
+    args.engine_list = parse_engines(args.engines)
     world = load_world(args.world)  # a malformed world stops here, naming file and line
     cases = [case.raw for case in world.cases][: args.limit]
     if not cases:
@@ -70,7 +74,10 @@ def handle(args: argparse.Namespace) -> int:
         print(f"pagetrail: warning: {choice.detail}", file=sys.stderr)
 
     results = run_async(_evaluate(world, cases, methods, choice, args))
-    report = build_report(world.name, cases, results, method_order=methods)
+    report = build_report(world.name, cases, results, method_order=methods,
+                          world_format=world.format)
+    if args.engine_list is not None:
+        report["engines"] = args.engine_list
     report_text = render_markdown(report, engine=choice.label)
     if args.report:
         args.report.write_text(report_text, encoding="utf-8")
@@ -78,7 +85,36 @@ def handle(args: argparse.Namespace) -> int:
         print_json(report)
     else:
         print_terminal(report, engine=choice.label)
-    return 1 if all(r.error for r in results) else 0
+    errors = report["errors"]
+    if errors["n"]:
+        # Always on stderr (also with --json): a run with failed cases must not pass unseen.
+        print(f"pagetrail: {error_line(errors)}", file=sys.stderr)
+    if errors["not_behaviour"] or all(r.error for r in results):
+        print("pagetrail: error: cases failed for reasons other than the world's behaviour "
+              f"({', '.join(errors['not_behaviour']) or 'every case failed'}): the figures "
+              "above are not pagetrail's", file=sys.stderr)
+        return 1
+    return 0
+
+
+def parse_engines(option: str | None) -> list[str] | None:
+    """`--engines a,b` → the engine names, checked against the known engines."""
+    if option is None:
+        return None
+    from pagetrail.tools.engines.registry import KNOWN_ENGINES
+
+    names = [name.strip().lower() for name in option.split(",") if name.strip()]
+    unknown = [name for name in names if name not in KNOWN_ENGINES]
+    if not names or unknown:
+        raise UsageError(f"--engines: unknown engine(s) {', '.join(unknown) or '(none given)'}; "
+                         f"known: {', '.join(KNOWN_ENGINES)}")
+    return list(dict.fromkeys(names))
+
+
+def error_line(errors: Mapping[str, Any]) -> str:
+    """'3 runs failed: ImportError 2, timeout 1' (largest group first)."""
+    groups = ", ".join(f"{kind} {count}" for kind, count in errors["by_type"].items())
+    return f"{errors['n']} runs failed: {groups}"
 
 
 async def _evaluate(world: World, cases: list[dict[str, Any]], methods: list[str],
@@ -93,7 +129,10 @@ async def _evaluate(world: World, cases: list[dict[str, Any]], methods: list[str
             raise UsageError(f"the testbed runner is not installed ({exc}); "
                              "use --running with a testbed already serving") from exc
         async with Testbed(world) as testbed:
-            with _environment(testbed.env):
+            env = dict(testbed.env)
+            if args.engine_list is not None:
+                env["PAGETRAIL_SEARCH_ENGINES"] = ",".join(args.engine_list)
+            with _environment(env):
                 return await _run(testbed.settings(), scratch, cases, methods, choice, args,
                                   advance)
 
@@ -101,6 +140,9 @@ async def _evaluate(world: World, cases: list[dict[str, Any]], methods: list[str
 async def _run(settings: Settings, scratch: str, cases: list[dict[str, Any]], methods: list[str],
                choice: EngineChoice, args: argparse.Namespace,
                advance: Callable[[CaseResult], None]) -> list[CaseResult]:
+    if args.engine_list is not None:
+        settings = settings.model_copy(update={"search_engines": args.engine_list})
+
     def settings_for(method: str) -> Settings:
         # A fresh database per method: a method is never scored on another's cached searches
         # or on moves learnt while another method ran.
@@ -191,10 +233,12 @@ def report_tables(report: Mapping[str, Any]) -> list[tuple[str, str, list[list[s
 def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[str]:
     archived, abstention = report["archived"], report["abstention"]
     alive, cost = report["alive"], report["cost"]
-    errors = sum(1 for r in report["results"] if r.get("error"))
+    errors = report.get("errors") or {"n": sum(1 for r in report["results"] if r.get("error")),
+                                      "by_type": {}}
+    engines = f"; search engines: {','.join(report['engines'])}" if report.get("engines") else ""
     lines = [
         f"world {report['world']}: {report['cases']} cases, {len(report['results'])} runs, "
-        f"{errors} failed; engine: {engine}",
+        f"{errors['n']} failed; engine: {engine}{engines}",
         f"archived: copy offered for {archived['offered']} of {archived['n']}",
         f"abstention: precision {abstention['precision']:.3f} "
         f"({abstention['confident_wrong']} confidently wrong of {abstention['n']})"
@@ -203,6 +247,17 @@ def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[st
         f"cost per case: requests median {cost['requests_median']:g}, p90 {cost['requests_p90']:g}; "
         f"seconds median {cost['seconds_median']:.2f}, p90 {cost['seconds_p90']:.2f}",
     ]
+    if errors["n"]:
+        lines.append(f"errors: {error_line(errors)}")
+    if "drift" in report:
+        drift = report["drift"]
+        lines.append(f"drift: {drift['detected']} of {drift['n']} drifted links reported drifted; "
+                     f"{drift['false_alarms']} false alarms among {drift['n_stable']} stable ones")
+    if "search" in report:
+        search = report["search"]
+        lines.append(f"web search: {search['queries']} queries sent (median "
+                     f"{search['queries_median']:g} a recovery), {search['rate_limited']} "
+                     "answered 429")
     return lines
 
 

@@ -198,3 +198,13 @@ def test_cdx_endpoints_and_query() -> None:
 def test_local_query_building_escapes_operators() -> None:
     assert fts_match_expression(['a"b', "NEAR"]) == '"a""b" OR "NEAR"'
     assert like_pattern("50%_off") == "%50\\%\\_off%"
+
+
+def test_numbers_in_a_query_match_zero_padded_url_ids():
+    from pagetrail.tools.engines.overlap import query_terms, rank_by_overlap
+
+    assert "565" in query_terms("PEP 565 -- Show DeprecationWarning in __main__")
+    ranked = rank_by_overlap("PEP 565 -- Show DeprecationWarning",
+                             [("https://peps.python.org/pep-3000/", "PEP 3000"),
+                              ("https://peps.python.org/pep-0565/", "")])
+    assert ranked[0][0] == "https://peps.python.org/pep-0565/"

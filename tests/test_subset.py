@@ -324,7 +324,7 @@ def test_subset_command(world_dir, tmp_path, capsys, monkeypatch):
 
 
 def test_cli_reports_a_bad_source_world_in_one_line(world_dir, tmp_path, capsys):
-    (world_dir / "world.json").write_text('{"format": 99, "hosts": {}}')  # no such format
+    (world_dir / "world.json").write_text('{"format": 3, "hosts": {}}')
     try:
         code = cli_main(["testbed", "subset", str(world_dir), "--out", str(tmp_path / "o")])
     except SystemExit:  # argparse: testbed_cmd has not wired `subset` in yet

@@ -184,12 +184,12 @@ async def recover_link(
         budget=Budget.from_settings(settings), use_cache=not fresh,
     )
     if recovery.answer == "alive" and recovery.drift is None:
-        recovery = await with_drift(recovery, link_date=_aware(link_date), settings=settings,
-                                    store=store)
+        recovery = await recovery_with_drift(recovery, link_date=_aware(link_date),
+                                             settings=settings, store=store)
     return slim_recovery(recovery, max_candidates, include_queries=include_queries)
 
 
-async def with_drift(recovery: Recovery, *, link_date: datetime | None, settings: Settings,
+async def recovery_with_drift(recovery: Recovery, *, link_date: datetime | None, settings: Settings,
                      store: Any | None) -> Recovery:
     """A working link's recovery with its content drift (against the capture from the
     link's date, else from when pagetrail first saw it): "the link works but the page
@@ -226,14 +226,37 @@ def slim_recovery(recovery: Recovery, max_candidates: int = 5, *,
     })
 
 
-async def check_link(url: str, *, settings: Settings | None = None) -> CheckResult:
-    """Is the link dead? One check (HEAD, GET, a soft-404 probe of a sibling URL)."""
+async def check_link(url: str, *, settings: Settings | None = None, drift: bool = False,
+                     since: datetime | None = None) -> CheckResult:
+    """Is the link dead? One check (HEAD, GET, a soft-404 probe of a sibling URL). With
+    `drift`, a working link is also compared with its archived copy from `since` (the
+    link's date; latest copy when None): `result.drift`, `result.drifted`."""
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
     from pagetrail.tools.check import check_link as check
 
     async with Fetcher(settings) as fetcher:
-        return await check(url, fetcher, settings=settings)
+        result = await check(url, fetcher, settings=settings)
+        if drift:
+            result = await check_with_drift(result, fetcher, settings, since)
+        return result
+
+
+async def check_with_drift(result: CheckResult, fetcher: Fetcher, settings: Settings,
+                     since: datetime | None) -> CheckResult:
+    """`result` with its drift when the link works (a failed comparison is in evidence)."""
+    if result.verdict != "ok":
+        return result
+    from pagetrail.tools.drift import detect_drift
+    from pagetrail.tools.errors import PagetrailError
+
+    try:
+        drift = await detect_drift(result.url, since=_aware(since), fetcher=fetcher,
+                                   settings=settings)
+    except PagetrailError as exc:
+        return result.model_copy(update={
+            "evidence": {**result.evidence, "drift_error": f"{exc.code}: {exc}"}})
+    return result.model_copy(update={"drift": drift})
 
 
 async def fetch_memento(url: str, *, at: datetime | None = None,

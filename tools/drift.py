@@ -3,8 +3,10 @@
 The live page's main text is compared with the main text of the archived copy from when the
 link was made (or first seen). Main text is what tools/document.py extracts (trafilatura:
 navigation, footers and other template parts left out), so a site's redesign does not count
-as drift; the measure is the cosine of content-term vectors (tools/similarity.py), the
-measure FORMAT.md states drift in ("paragraphs' cosine to the archived capture").
+as drift. Two measures of tools/similarity.py, the lower one counts: the cosine of the
+content-term vectors (what FORMAT.md states drift in: other words, another page) and the
+resemblance of 4-word shingles (word order: the old words still there but no longer the
+old text — rewritten, shuffled, or interleaved with another article's paragraphs).
 
     drift = await detect_drift(url, since=link_date, fetcher=fetcher, settings=settings)
 
@@ -26,23 +28,27 @@ from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.memento import fetch_memento
 from pagetrail.tools.models import Document, Drift, Memento
 from pagetrail.tools.settings import Settings
-from pagetrail.tools.similarity import cosine_text, title_similarity
+from pagetrail.tools.similarity import cosine_text, shingle_resemblance, title_similarity
 from pagetrail.tools.text import guess_language
 
 log = logging.getLogger(__name__)
 
 UNRELATED_TITLE = 0.2  # title similarity below which the titles name different pages
 SAME_TEXT = 0.95  # content similarity from which the text alone settles it (not drifted)
+MIN_SHINGLE_WORDS = 40  # shorter texts: too few shingles to say anything, cosine alone
 
 
 def content_similarity(archived_text: str, live_text: str, lang: str = "") -> float:
-    """Cosine (0–1) of the content-term vectors of two main texts (pure).
-
-    Both texts empty: 1 (nothing changed that can be seen); one empty: 0."""
+    """How much the live main text is still the archived one, 0–1 (pure): the lower of
+    the content-term cosine and the 4-word-shingle resemblance (cosine alone for short
+    texts). Both texts empty: 1 (nothing changed that can be seen); one empty: 0."""
     if not archived_text.strip() and not live_text.strip():
         return 1.0
     lang = lang or guess_language(f"{archived_text[:5000]} {live_text[:5000]}", "en")
-    return round(cosine_text(archived_text, live_text, lang), 4)
+    similarity = cosine_text(archived_text, live_text, lang)
+    if min(len(archived_text.split()), len(live_text.split())) >= MIN_SHINGLE_WORDS:
+        similarity = min(similarity, shingle_resemblance(archived_text, live_text, lang))
+    return round(similarity, 4)
 
 
 def compare(url: str, archived: Document, live: Document, *, threshold: float,

@@ -178,6 +178,12 @@ def recovery_to_result(case_id: str, method: str, recovery: Recovery, *, seconds
         answers = [Answer(check.final_url, "moved", 1.0)]
     memento = recovery.memento
     archived_copy = (memento.raw_url or memento.memento_url) if memento is not None else None
+    if recovery.drift is not None and recovery.drift.drifted:
+        # Alive but drifted: the archived copy is the one from the link's date.
+        drift_memento = recovery.drift.memento
+        archived_copy = drift_memento.raw_url or drift_memento.memento_url
+    search = recovery.evidence.get("search") if isinstance(recovery.evidence, dict) else None
+    search = search if isinstance(search, dict) else {}
     return CaseResult(
         id=case_id,
         method=method,
@@ -187,6 +193,9 @@ def recovery_to_result(case_id: str, method: str, recovery: Recovery, *, seconds
         requests=max(int(recovery.requests or 0), requests),
         seconds=round(seconds, 3),
         error=None,
+        drifted=recovery.drifted,
+        search_queries=int(search.get("queries") or 0),
+        rate_limited=int(search.get("rate_limited") or 0),
     )
 
 

@@ -15,6 +15,13 @@ evaluation report"). Every figure can be recomputed from ``results`` and ``cases
   that put a live URL first with confidence ≥ 0.5; precision = 1 − confident_wrong / n.
 - ``alive.called_dead``: ``alive`` cases reported dead, soft-404 or unreachable.
 - ``cost``: median and 90th percentile (nearest rank) of requests and seconds per case.
+- ``errors`` (every run, all methods): how many runs failed, grouped by error type (the
+  code before the first ``:`` of ``error``), and which of those types are not the world's
+  own behaviour (a bug, a missing module, an archive that died: the evaluation is void).
+- Version-2 worlds add ``drift`` (over ``alive`` cases carrying ``expect.drifted``: drifted
+  cases, those reported ``drifted``, false alarms among the stable ones) and ``search``
+  (web-search queries sent, 429 answers received; median queries per recovery of a
+  ``moved``/``replacement`` case).
 
 The figures other than ``by_method`` describe the *primary* run: ``full`` when present,
 otherwise the single method that was run.
@@ -33,6 +40,13 @@ from pagetrail.tools.models import DEAD_VERDICTS
 from pagetrail.tools.urls import normalize_url
 
 REPORT_FORMAT = 1
+# Error types that are the world's own behaviour (slow, refusing or broken hosts on purpose):
+# a case lost to them is a miss, not a broken evaluation. Any other type (a Python exception
+# such as ImportError, an archive that died, a configuration error) voids the run.
+WORLD_BEHAVIOUR_ERRORS = frozenset({
+    "timeout", "fetch_failed", "too_many_redirects", "redirect_loop", "body_too_large",
+    "decompression_bomb", "unsupported_content", "rate_limited", "invalid_url",
+})
 FULL = "full"
 SUCCESS_KINDS = frozenset({"moved", "replacement"})
 ABSTAIN_KINDS = frozenset({"none", "archived"})
@@ -62,6 +76,15 @@ class CaseResult:
     requests: int = 0
     seconds: float = 0.0
     error: str | None = None
+    drifted: bool = False  # a working link reported as serving other content now
+    search_queries: int = 0  # web-search queries sent (retries after a 429 included)
+    rate_limited: int = 0  # 429 answers received from web-search engines
+
+    @property
+    def error_type(self) -> str | None:
+        if not self.error:
+            return None
+        return self.error.split(":", 1)[0].strip() or "error"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,6 +104,9 @@ class CaseResult:
             requests=int(data.get("requests") or 0),
             seconds=float(data.get("seconds") or 0.0),
             error=data.get("error"),
+            drifted=bool(data.get("drifted")),
+            search_queries=int(data.get("search_queries") or 0),
+            rate_limited=int(data.get("rate_limited") or 0),
         )
 
 
@@ -178,6 +204,44 @@ def cost_summary(results: Sequence[CaseResult]) -> dict[str, Any]:
     }
 
 
+def error_summary(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """Failed runs by error type; `not_behaviour`: the types that void the evaluation."""
+    by_type: dict[str, int] = {}
+    for result in results:
+        kind = result.error_type
+        if kind is not None:
+            by_type[kind] = by_type.get(kind, 0) + 1
+    ordered = dict(sorted(by_type.items(), key=lambda item: (-item[1], item[0])))
+    return {"n": sum(by_type.values()), "by_type": ordered,
+            "not_behaviour": [k for k in ordered if k not in WORLD_BEHAVIOUR_ERRORS]}
+
+
+def drift_summary(cases: Sequence[Mapping[str, Any]],
+                  by_id: Mapping[str, CaseResult]) -> dict[str, int]:
+    """FORMAT.md v2 `drift`, over alive cases whose expect carries `drifted`."""
+    def reported(case: Mapping[str, Any]) -> bool:
+        result = by_id.get(case["id"])
+        return result is not None and not result.error and result.drifted
+
+    marked = [c for c in cases if expected_kind(c) == "alive"
+              and isinstance((c.get("expect") or {}).get("drifted"), bool)]
+    drifted = [c for c in marked if c["expect"]["drifted"]]
+    stable = [c for c in marked if not c["expect"]["drifted"]]
+    return {"n": len(drifted), "detected": sum(1 for c in drifted if reported(c)),
+            "false_alarms": sum(1 for c in stable if reported(c)), "n_stable": len(stable)}
+
+
+def search_summary(results: Sequence[CaseResult],
+                   scored: Sequence[CaseResult] = ()) -> dict[str, Any]:
+    """FORMAT.md v2 `search`: web-search queries sent and 429s received (summed over
+    `results`), plus the median queries per recovery of a `moved`/`replacement` case
+    (`scored`: the recoveries the success figures are about)."""
+    per_recovery = [r.search_queries for r in scored]
+    return {"queries": sum(r.search_queries for r in results),
+            "rate_limited": sum(r.rate_limited for r in results),
+            "queries_median": statistics.median(per_recovery) if per_recovery else 0}
+
+
 def _ranks(cases: Sequence[Mapping[str, Any]], by_id: Mapping[str, CaseResult]) -> list[int | None]:
     ranks: list[int | None] = []
     for case in cases:
@@ -202,8 +266,10 @@ def build_report(
     results: Sequence[CaseResult],
     *,
     method_order: Sequence[str] = (),
+    world_format: int = 1,
 ) -> dict[str, Any]:
-    """The FORMAT.md evaluation report of `results` against `cases`."""
+    """The FORMAT.md evaluation report of `results` against `cases` (version-2 figures when
+    `world_format` ≥ 2)."""
     by_method: dict[str, dict[str, CaseResult]] = {}
     for result in results:
         by_method.setdefault(result.method, {})[result.id] = result
@@ -225,8 +291,8 @@ def build_report(
         (r for r in results if r.id in case_index),
         key=lambda r: (case_index[r.id], method_index.get(r.method, len(methods))),
     )
-    return {
-        "format": REPORT_FORMAT,
+    report: dict[str, Any] = {
+        "format": max(REPORT_FORMAT, world_format),
         "world": world_name,
         "cases": len(cases),
         "overall": success_summary(_ranks(scored, primary_results)),
@@ -254,8 +320,15 @@ def build_report(
             "called_dead": sum(1 for c in alive_cases if called_dead(primary_results.get(c["id"]))),
         },
         "cost": cost_summary([primary_results[c["id"]] for c in cases if c["id"] in primary_results]),
-        "results": [r.to_dict() for r in ordered_results],
+        "errors": error_summary(results),
     }
+    if world_format >= 2:
+        report["drift"] = drift_summary(cases, primary_results)
+        report["search"] = search_summary(
+            [primary_results[c["id"]] for c in cases if c["id"] in primary_results],
+            [primary_results[c["id"]] for c in scored if c["id"] in primary_results])
+    report["results"] = [r.to_dict() for r in ordered_results]
+    return report
 
 
 def _ordered_methods(by_method: Mapping[str, object], method_order: Sequence[str]) -> list[str]:

@@ -21,7 +21,7 @@ DEAD_VERDICTS: frozenset[str] = frozenset({"dead", "soft404", "unreachable"})
 Kind = Literal["moved", "replacement", "archived"]
 Method = Literal[
     "REDIRECT", "INFER", "PICK", "TI", "TA", "LS5", "LS7", "ANC", "ANC+", "URL", "LNLS",
-    "SITE", "CDX", "CONTEXT",
+    "SITE", "CDX", "CONTEXT", "LINKS",
 ]
 
 
@@ -41,6 +41,12 @@ class CheckResult(BaseModel):
     evidence: dict[str, object] = Field(default_factory=dict)
     checked_at: datetime | None = None
     confirmed: bool = False  # only the scanner confirms deaths (repeated failures over time)
+    drift: Drift | None = None  # asked for (check --drift): a working link vs its archived copy
+
+    @computed_field  # type: ignore[prop-decorator]  # serialised: `"drifted": true`
+    @property
+    def drifted(self) -> bool:
+        return self.drift is not None and self.drift.drifted
 
     @property
     def is_dead(self) -> bool:
@@ -179,6 +185,9 @@ class Drift(BaseModel):
     archived_title: str = ""
     live_title: str = ""
     final_url: str | None = None  # where the live request ended (after redirects)
+
+
+CheckResult.model_rebuild()  # Drift is defined after CheckResult
 
 
 class Recovery(BaseModel):

@@ -23,8 +23,14 @@ from typing import Any, TypeVar
 
 from pagetrail.store.db import STORE_ERRORS
 from pagetrail.tools.anchor import anchor_info
-from pagetrail.tools.document import link_context, looks_like_error_page, parse_document
+from pagetrail.tools.document import (
+    extract_links,
+    link_context,
+    looks_like_error_page,
+    parse_document,
+)
 from pagetrail.tools.engines.base import SearchContext
+from pagetrail.tools.engines.overlap import rank_by_overlap
 from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
 from pagetrail.tools.errors import PagetrailError, RefusedAddress
@@ -36,6 +42,7 @@ from pagetrail.tools.models import (
     CheckResult,
     EngineFailure,
     Hit,
+    Link,
     Memento,
     Query,
     Recovery,
@@ -54,13 +61,16 @@ from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.signature import extract_signature, signature_background
 from pagetrail.tools.terms import frequency_terms, kld_terms, text_terms, url_terms
 from pagetrail.tools.text import guess_language
-from pagetrail.tools.urls import normalize_url, site_of, validate_url
+from pagetrail.tools.urls import host_of, host_variants, normalize_url, site_of, validate_url
 
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[str, int, int | None, str], Any]
 
 SITE_LOCAL = ("site", "cdx")  # engines that look inside the dead site itself
+NOT_WEB = frozenset({*SITE_LOCAL, "local"})  # engines that are no web search
+NEW_HOSTS = 2  # other sites (where top candidates live) whose own map is read, per recovery
+LINK_CANDIDATES = 5  # link-graph targets fetched per round, best overlap first
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
 CONFIRM_CONFIDENCE = 0.9  # a candidate this sure (and CONFIRM_MARGIN ahead) ends it too
@@ -100,8 +110,14 @@ class _Run:
     fetched: set[str] = field(default_factory=set)
     timings: dict[str, float] = field(default_factory=dict)  # seconds spent per stage
     host_silent: bool = False  # the dead URL's host never answered (timeout)
+    site_gone: bool = False  # the dead URL's host no longer serves its site (DNS, parked)
     listings: CaptureListings = field(default_factory=CaptureListings)  # one CDX call a run
     archived_redirects: list[ArchivedRedirect] = field(default_factory=list)
+    outlinks: dict[str, list[Link]] = field(default_factory=dict)  # fetched page → its links
+    linked_from: set[str] = field(default_factory=set)  # pages whose links were followed
+    listed_sites: set[str] = field(default_factory=set)  # sites whose own map was read
+    unasked: list[str] = field(default_factory=list)  # web queries that could not be asked
+    search_evidence: dict[str, object] = field(default_factory=dict)  # the eval's figures
     _stage: tuple[str, float] | None = None
 
     def enter(self, stage: str) -> None:
@@ -254,8 +270,11 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
     early = _answer_for_live(run.url, check)
     if early is not None:
         early.failures.extend(run.failures)  # the store's, if its cache could not be read
+        if early.answer == "alive":
+            await _drift(run, early, link_date)
         return early
     run.host_silent = _silent(check)
+    run.site_gone = _site_gone(check)
 
     await run.report("archive", 0, None, "looking for archived copies")
     at = link_date or check.checked_at
@@ -322,6 +341,8 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
         recovery.related_archived = await _related_archived(run, link_date, evidence)
     run.enter("done")
     recovery.evidence["timings"] = run.timings
+    if run.search_evidence:
+        recovery.evidence["search"] = run.search_evidence
     return recovery
 
 
@@ -344,6 +365,24 @@ async def _related_archived(run: _Run, link_date: datetime | None,
     return [item.to_dict() for item in result.items]
 
 
+async def _drift(run: _Run, recovery: Recovery, link_date: datetime | None) -> None:
+    """A working link: does it still serve what was linked? (compared with the capture from
+    the link's date; without a date, the latest one)."""
+    from pagetrail.tools.drift import detect_drift
+
+    await run.report("drift", 0, None, "comparing with the archived copy")
+    try:
+        recovery.drift = await detect_drift(run.url, since=link_date, fetcher=run.fetcher,
+                                            settings=run.settings)
+    except PagetrailError as exc:
+        recovery.failures.append(EngineFailure(engine="drift", error=f"{exc.code}: {exc}"))
+        return
+    if recovery.drift is not None and recovery.drift.drifted:
+        recovery.reason = (f"the link works but serves other content now (similarity "
+                           f"{recovery.drift.similarity:.2f} to the copy of "
+                           f"{recovery.drift.memento.datetime:%Y-%m-%d})")
+
+
 def _answer_for_live(url: str, check: CheckResult) -> Recovery | None:
     if check.verdict == "refused":
         raise RefusedAddress(check.reason or "address refused", url=url)
@@ -362,6 +401,14 @@ def _answer_for_live(url: str, check: CheckResult) -> Recovery | None:
         return Recovery(url=url, check=check, answer="unverified",
                         reason=f"not treated as dead: {check.verdict} ({check.reason})")
     return None
+
+
+def _site_gone(check: CheckResult) -> bool:
+    """The host itself is gone — it does not resolve or connect, never answers, or serves a
+    parking page —, so the site, if it lives on, lives at another address."""
+    parking = check.evidence.get("parking") if isinstance(check.evidence, dict) else None
+    parked = isinstance(parking, dict) and bool(parking.get("parked"))
+    return check.verdict == "unreachable" or _silent(check) or parked
 
 
 def _silent(check: CheckResult) -> bool:
@@ -473,14 +520,28 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
     engine_set = build_engine_set(run.settings, run.fetcher, store)
     service = SearchService(engine_set.engines, store=store, settings=run.settings,
                             secrets=engine_set.secrets)
-    web = [e.name for e in engine_set.engines if e.name not in SITE_LOCAL]
+    # A 429 is waited out as told while the wait fits in what is left of the budget.
+    service.deadline = time.monotonic() + run.budget.seconds
+    web = [e.name for e in engine_set.engines if e.name not in NOT_WEB]
+    local = [e.name for e in engine_set.engines if e.name == "local"]
     site_local = [e.name for e in engine_set.engines if e.name in SITE_LOCAL
                   # a silent dead host would only make the site engine wait out its timeouts
                   and not (e.name == "site" and run.host_silent)]
     site = site_of(run.url)
     after = memento.datetime if memento else link_date
     search_context = SearchContext(dead_url=run.url, after=after)
+    # A stop anchor ("click here", the URL itself) has no terms to match a listing with.
+    site_query = qe.title or (qe.anchor if qe.anchor_usable else "") or " ".join(qe.url_terms)
+    try:
+        return await _stages(run, service, reference, qe, web, local, site_local, site,
+                             site_query, search_context)
+    finally:
+        _search_figures(run, service, web)
 
+
+async def _stages(run: _Run, service: SearchService, reference: Reference, qe: QueryEvidence,
+                  web: list[str], local: list[str], site_local: list[str], site: str,
+                  site_query: str, search_context: SearchContext) -> list[Candidate]:
     # Direct evidence first (picks, archived redirects, the site's rewrite rules): when it is
     # already a verified move, no search engine is asked at all.
     if run.candidates:
@@ -488,26 +549,48 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
         if _confirmed(ranked, reference):
             return ranked
 
-    # Stage 0: the site itself (moves within a site are the most common case).
-    site_query = qe.title or qe.anchor or " ".join(qe.url_terms)
+    # Stage 0: the site itself (moves within a site are the most common case), the local
+    # index, and the title within the old site on the web.
     stage0: list[tuple[str, str, list[str], str | None]] = []
+    url_query = " ".join(qe.url_terms)
     for name in site_local:
         method = "SITE" if name == "site" else "CDX"
         if run.allowed(method) and site_query:
             stage0.append((method, site_query, [name], None))
-    if run.allowed("SITE") and qe.title and web:
-        stage0.append(("SITE", qe.title, web, site))  # the title within the old site
+        # The old URL's own words too: a renamed page often keeps its slug (free: the
+        # listing is fetched once a recovery).
+        if run.allowed(method) and url_query and url_query != site_query:
+            stage0.append((method, url_query, [name], None))
+    if run.allowed("SITE") and qe.title and web + local:
+        stage0.append(("SITE", qe.title, web + local, site))  # the title within the old site
     run.enter("search")
-    await _run_queries(run, service, stage0, search_context)
+    moved_site: list[tuple[str, str, list[str], str | None]] = []
+    if run.site_gone and run.allowed("LINKS"):
+        # The new host answers even when the old one is silent: every listing engine.
+        listers = [name for name in SITE_LOCAL if name in service.names]
+        for host in await _moved_site_hosts(run):
+            run.listed_sites.add(site_of(f"https://{host}/"))
+            moved_site += [("LINKS", query, [name], host) for name in listers
+                           for query in dict.fromkeys(q for q in (site_query, url_query) if q)]
+    # The variants are listed by host (no dead URL in their context: it is not theirs).
+    await asyncio.gather(
+        _run_queries(run, service, stage0, search_context),
+        _run_queries(run, service, moved_site, SearchContext(after=search_context.after)))
     ranked = await _rank(run, reference)
+    if _confirmed(ranked, reference):
+        return ranked
+    listing_queries = list(dict.fromkeys(q for q in (site_query, url_query) if q))
+    ranked = await _neighbourhood(run, service, reference, ranked, site_local,
+                                  listing_queries, search_context)
     if _confirmed(ranked, reference):
         return ranked
 
     planned = plan_queries(qe, methods=run.methods, max_queries=run.budget.max_queries,
                            expansion_per_source=run.settings.expansion_per_source)
+    engines = web + local  # the local index answers the same queries (no web search)
     for stage in sorted({q.stage for q in planned}):
-        batch = [(q.method, q.text, web, None) for q in planned if q.stage == stage]
-        if not batch or not web:
+        batch = [(q.method, q.text, engines, None) for q in planned if q.stage == stage]
+        if not batch or not engines:
             continue
         await run.report("queries", len(run.queries), len(planned) + len(stage0),
                          f"stage {stage}")
@@ -515,7 +598,111 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
         ranked = await _rank(run, reference)
         if _confirmed(ranked, reference):
             break
+        ranked = await _neighbourhood(run, service, reference, ranked, site_local,
+                                      listing_queries, search_context)
+        if _confirmed(ranked, reference):
+            break
     return ranked
+
+
+def _search_figures(run: _Run, service: SearchService, web: list[str]) -> None:
+    """Web-search queries sent and 429s received (the eval's `search` figures), and what
+    could not be asked: a named partial failure."""
+    run_evidence = run.search_evidence
+    run_evidence["queries"] = sum(service.calls.get(name, 0) for name in web)
+    run_evidence["rate_limited"] = sum(service.rate_limited.get(name, 0) for name in web)
+    if run.unasked:
+        run_evidence["unasked"] = run.unasked[:20]
+        run.failures.append(EngineFailure(
+            engine="search",
+            error=f"{len(run.unasked)} web queries could not be asked (rate limit, budget or "
+                  f"engine error): {'; '.join(run.unasked[:3])}"))
+
+
+async def _neighbourhood(run: _Run, service: SearchService, reference: Reference,
+                         ranked: list[Candidate], site_local: list[str], queries: list[str],
+                         search_context: SearchContext) -> list[Candidate]:
+    """Sources that need no web search, for pages the web index does not hold:
+
+    - the own map (sitemap, root page links; CDX listing) of the sites where the best
+      candidates live, when they are not the dead site (the site moved to a new host);
+    - the link graph: links on the fetched candidate pages of the dead site and of those
+      sites, ranked by overlap of their anchor text and URL with the evidence.
+    """
+    if not queries or not run.allowed("LINKS"):
+        return ranked
+    sites = {site_of(run.url)} | run.listed_sites
+    batch: list[tuple[str, str, list[str], str | None]] = []
+    for candidate in ranked[:3]:
+        other = site_of(candidate.url)
+        if other in sites or len(run.listed_sites) >= NEW_HOSTS or not _looks_related(candidate):
+            continue
+        sites.add(other)
+        run.listed_sites.add(other)
+        batch += [("LINKS", query, [name], host_of(candidate.url))
+                  for name in site_local for query in queries]
+    if batch:
+        await _run_queries(run, service, batch, SearchContext(after=search_context.after))
+    added = _follow_links(run, queries[0], sites)
+    if not batch and not added:
+        return ranked
+    return await _rank(run, reference)
+
+
+MAX_SITE_MOVES = 3  # answering variant hosts whose maps are read
+
+
+async def _moved_site_hosts(run: _Run) -> list[str]:
+    """The dead host's variants (`urls.host_variants`: www. twin, new subdomains, other
+    top-level domains) that answer with a page of their own: where the site may live now.
+    One root request each; a variant that redirects counts under its final host."""
+    async def probe(host: str) -> str | None:
+        try:
+            response = await run.fetcher.get(f"https://{host}/")
+        except PagetrailError:
+            return None
+        if response.status != 200 or response.squid_error or not response.is_html:
+            return None
+        final = host_of(response.final_url or "") or host
+        return None if site_of(f"https://{final}/") == site_of(run.url) and \
+            final == host_of(run.url) else final
+
+    found = await asyncio.gather(*(probe(h) for h in host_variants(host_of(run.url))))
+    hosts = list(dict.fromkeys(h for h in found if h))
+    run.search_evidence["site_moved_to"] = hosts[:MAX_SITE_MOVES]
+    return hosts[:MAX_SITE_MOVES]
+
+
+def _looks_related(candidate: Candidate) -> bool:
+    """Worth reading its site's map: the page resembles the dead one by its URL, title or
+    text (a site the dead one moved to), not merely by ranking among weak candidates."""
+    scores = candidate.scores
+    return (scores.url_similarity >= 0.15 or (scores.title_similarity or 0.0) >= 0.5
+            or (scores.content_cosine or 0.0) >= 0.5)
+
+
+def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
+    """Link targets on `sites` from pages fetched so far, best overlap with `query` first."""
+    links: dict[str, str] = {}
+    for page, page_links in run.outlinks.items():
+        if page in run.linked_from or site_of(page) not in sites:
+            continue
+        run.linked_from.add(page)
+        for link in page_links:
+            if site_of(link.url) not in sites or normalize_url(link.url) in run.candidates:
+                continue
+            # The anchor alone: the words around a link in a list of links are the
+            # neighbours' and would make every link of the list look alike.
+            if link.anchor and link.anchor not in links.get(link.url, ""):
+                links[link.url] = f"{links.get(link.url, '')} {link.anchor}".strip()[:600]
+            else:
+                links.setdefault(link.url, "")
+    ranked = rank_by_overlap(query, list(links.items()))
+    added = 0
+    for rank, (url, _text, _score) in enumerate(ranked[:LINK_CANDIDATES], 1):
+        if run.add_hit("LINKS", Hit(url=url, rank=rank, engine="links")) is not None:
+            added += 1
+    return added
 
 
 def _confirmed(ranked: Sequence[Candidate], reference: Reference) -> bool:
@@ -542,6 +729,8 @@ async def _run_queries(run: _Run, service: SearchService,
         outcome = await service.search(text, site=site, limit=run.budget.hits_per_query,
                                        context=search_context, engines=engines)
         for failure in outcome.failures:
+            if failure.engine not in NOT_WEB:
+                run.unasked.append(f"{method}: {text[:80]}")
             if all(f.engine != failure.engine for f in run.failures):
                 run.failures.append(failure)
         for engine, hits in outcome.hits.items():
@@ -605,6 +794,10 @@ async def _fetch_candidates(run: _Run) -> None:
             evidence.hits.clear()
             return
         evidence.document = document
+        # The link graph: pages near the answer link to it (cheap: no text extraction).
+        run.outlinks[normalize_url(evidence.url)] = extract_links(
+            response.content, response.final_url,
+            content_type=response.headers.get("content-type"))
 
     await asyncio.gather(*(fetch(e) for e in todo))
     for key in [k for k, e in run.candidates.items() if not e.hits]:

@@ -172,3 +172,30 @@ def endpoint_url(base: str, path: str = "", *, data_url: str | None = None,
         raise InvalidURL("this URL cannot be looked up: its path would leave the endpoint's",
                          url=(data_url or path)[:200])
     return urlunsplit((parts.scheme, parts.netloc, full_path, query, ""))
+# Where a site that lost its address often went: the same name with or without "www.",
+# under a new subdomain, or under another top-level domain.
+MOVED_SITE_PREFIXES = ("www", "new", "archive", "blog", "news", "old", "www2")
+MOVED_SITE_TLDS = ("com", "org", "net", "de", "info", "io")
+
+
+def host_variants(host: str, limit: int = 16) -> list[str]:
+    """Hosts a site at `host` may have moved to (pure), most likely first: the www. twin,
+    new subdomains of its name, then its name under other top-level domains."""
+    host = host.lower().rstrip(".")
+    bare = host[4:] if host.startswith("www.") else host
+    labels = bare.split(".")
+    found: list[str] = []
+
+    def add(candidate: str) -> None:
+        if candidate != host and candidate not in found:
+            found.append(candidate)
+
+    add(bare if host.startswith("www.") else f"www.{bare}")
+    if len(labels) == 2:  # name.tld: subdomains of the name, the name elsewhere
+        for prefix in MOVED_SITE_PREFIXES[1:]:
+            add(f"{prefix}.{bare}")
+        for tld in MOVED_SITE_TLDS:
+            if tld != labels[1]:
+                add(f"{labels[0]}.{tld}")
+                add(f"www.{labels[0]}.{tld}")
+    return found[:limit]

@@ -51,6 +51,10 @@ def query_terms(query: str) -> list[str]:
     seen: dict[str, None] = {}
     for term in content_terms(words) or text_tokens(words):
         seen.setdefault(term.lower(), None)
+    # Numbers name things in URLs (PEP 565 → /pep-0565/); content terms leave them out.
+    for token in text_tokens(words):
+        if token.isdigit() and len(token.lstrip("0")) >= 2:
+            seen.setdefault(token, None)
     return list(seen)
 
 
@@ -58,6 +62,8 @@ def _matches(term: str, token: str) -> bool:
     # Cheap plural/inflection tolerance ("farm" ~ "farms"), no stemmer (papers use none).
     if term == token:
         return True
+    if term.isdigit() and token.isdigit():
+        return term.lstrip("0") == token.lstrip("0")  # "565" names "pep-0565" too
     short, long_ = sorted((term, token), key=len)
     return len(short) >= 4 and long_.startswith(short) and len(long_) - len(short) <= 2
 

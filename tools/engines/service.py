@@ -47,6 +47,7 @@ MAX_RETRY_WAIT = 30.0  # a Retry-After longer than this is a failure now, not a 
 # raises on an answer it did not foresee (a missing key, a null, a wrong type). Reported as
 # that engine's `internal` failure. An ImportError or a NameError is not: it fails loudly.
 ENGINE_BUGS = (LookupError, TypeError, AttributeError, ValueError)
+MAX_RATE_LIMITED_ATTEMPTS = 8  # with a deadline: 429s waited out as told, up to this many tries
 
 
 def backoff(attempt: int) -> float:
@@ -116,6 +117,11 @@ class SearchService:
         self.attempt_timeout = attempt_timeout or self.settings.total_timeout
         self.max_retry_wait = max_retry_wait
         self.calls: dict[str, int] = {}  # engine name → live calls (attempts) made
+        self.rate_limited: dict[str, int] = {}  # engine name → attempts answered 429
+        # time.monotonic() by which every answer is needed (a recovery's budget), or None.
+        # With one, a 429 is waited out as told (Retry-After) as long as the wait ends
+        # before it, rather than after `retries` attempts.
+        self.deadline: float | None = None
 
     @property
     def limiter(self) -> HostLimiter:
@@ -197,9 +203,14 @@ class SearchService:
         return backoff(state.attempt_number)
 
     def _stop(self, state: RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, RateLimited) and self.deadline is not None:
+            wait = exc.retry_after if exc.retry_after is not None else backoff(state.attempt_number)
+            return (state.attempt_number >= MAX_RATE_LIMITED_ATTEMPTS
+                    or wait > self.max_retry_wait
+                    or time.monotonic() + wait >= self.deadline)
         if state.attempt_number >= self.attempts:
             return True
-        exc = state.outcome.exception() if state.outcome else None
         # Asked to come back much later: give up now rather than stall the recovery.
         return (isinstance(exc, RateLimited) and exc.retry_after is not None
                 and exc.retry_after > self.max_retry_wait)
@@ -231,6 +242,9 @@ class SearchService:
         except TimeoutError:
             raise EngineTransient(
                 f"{engine.name}: no answer within {self.attempt_timeout:g}s") from None
+        except RateLimited:
+            self.rate_limited[engine.name] = self.rate_limited.get(engine.name, 0) + 1
+            raise
         log.debug("search %s %r: %d hits in %.2fs", engine.name, query, len(hits),
                   time.monotonic() - started)
         return hits
