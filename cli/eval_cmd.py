@@ -101,13 +101,14 @@ def parse_engines(option: str | None) -> list[str] | None:
     """`--engines a,b` → the engine names, checked against the known engines."""
     if option is None:
         return None
-    from pagetrail.tools.engines.registry import KNOWN_ENGINES
+    from pagetrail.tools.engines.registry import engine_names
 
+    known = engine_names()  # built-ins and installed plugins
     names = [name.strip().lower() for name in option.split(",") if name.strip()]
-    unknown = [name for name in names if name not in KNOWN_ENGINES]
+    unknown = [name for name in names if name not in known]
     if not names or unknown:
         raise UsageError(f"--engines: unknown engine(s) {', '.join(unknown) or '(none given)'}; "
-                         f"known: {', '.join(KNOWN_ENGINES)}")
+                         f"known: {', '.join(known)}")
     return list(dict.fromkeys(names))
 
 

@@ -186,7 +186,8 @@ def test_recover_reports_a_working_drifted_link(drift_bed):
     recovery = asyncio.run(recover(f"{HOST}/drifted", link_date=LINKED, settings=settings,
                                    use_cache=False))
     assert recovery.answer == "alive" and recovery.drifted
-    assert "other content" in recovery.reason
+    assert recovery.reason.startswith("the link works but the page changed")
+    assert recovery.memento is not None and recovery.memento.datetime.year == 2019
     assert json.loads(recovery.model_dump_json())["drifted"] is True
     stable = asyncio.run(recover(f"{HOST}/stable", link_date=LINKED, settings=settings,
                                  use_cache=False))

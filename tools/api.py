@@ -183,34 +183,7 @@ async def recover_link(
         link_date=_aware(link_date), settings=settings, store=store, progress=progress,
         budget=Budget.from_settings(settings), use_cache=not fresh,
     )
-    if recovery.answer == "alive" and recovery.drift is None:
-        recovery = await recovery_with_drift(recovery, link_date=_aware(link_date),
-                                             settings=settings, store=store)
     return slim_recovery(recovery, max_candidates, include_queries=include_queries)
-
-
-async def recovery_with_drift(recovery: Recovery, *, link_date: datetime | None, settings: Settings,
-                     store: Any | None) -> Recovery:
-    """A working link's recovery with its content drift (against the capture from the
-    link's date, else from when pagetrail first saw it): "the link works but the page
-    changed" when drifted. A failed comparison is a named failure, not an error."""
-    from pagetrail.tools.driftwatch import drift_sentence, drift_since
-
-    try:
-        drift = await drift_since(recovery.url, since=link_date, settings=settings,
-                                  store=store)
-    except PagetrailError as exc:
-        failure = EngineFailure(engine="drift", error=str(exc)[:300])
-        return recovery.model_copy(update={"failures": [*recovery.failures, failure]})
-    if drift is None:
-        return recovery
-    update: dict[str, Any] = {"drift": drift}
-    if drift.drifted:
-        update["reason"] = drift_sentence(drift)
-        update["memento"] = drift.memento
-    elif not recovery.reason:
-        update["reason"] = "the link works"
-    return recovery.model_copy(update=update)
 
 
 def slim_recovery(recovery: Recovery, max_candidates: int = 5, *,

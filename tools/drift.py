@@ -100,3 +100,16 @@ async def detect_drift(url: str, *, since: datetime | None, fetcher: Fetcher,
     log.info("drift %s: similarity %.3f to capture %s", url, drift.similarity,
              memento.datetime.isoformat())
     return drift
+
+
+CHANGED = "the link works but the page changed"
+
+
+def drift_sentence(drift: Drift) -> str:
+    """One line for people: what changed, against which capture."""
+    when = f"{drift.memento.datetime:%Y-%m-%d}"
+    titles = ""
+    if drift.archived_title or drift.live_title:
+        titles = f" (was “{drift.archived_title}”, now “{drift.live_title}”)"
+    return (f"{CHANGED}: {round(drift.similarity * 100)}% similar to the archived copy of "
+            f"{when}{titles}; link to the archived copy {drift.memento.memento_url}")

@@ -12,7 +12,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from datetime import datetime
 
 from pydantic import BaseModel
 
@@ -27,27 +26,6 @@ from pagetrail.tools.settings import Settings
 log = logging.getLogger(__name__)
 
 DRIFT_CONCURRENCY = 4
-CHANGED = "the link works but the page changed"
-
-
-def drift_sentence(drift: Drift) -> str:
-    """One line for people: what changed, against which capture."""
-    when = f"{drift.memento.datetime:%Y-%m-%d}"
-    titles = ""
-    if drift.archived_title or drift.live_title:
-        titles = f" (was “{drift.archived_title}”, now “{drift.live_title}”)"
-    return (f"{CHANGED}: {round(drift.similarity * 100)}% similar to the archived copy of "
-            f"{when}{titles}; link to the archived copy {drift.memento.memento_url}")
-
-
-async def drift_since(url: str, *, since: datetime | None, settings: Settings,
-                      store: Store | None) -> Drift | None:
-    """detect_drift against the capture from `since`, else from when the store first saw
-    `url`, else the newest capture."""
-    if since is None and store is not None:
-        since = (await asyncio.to_thread(first_seen, store, [url])).get(url)
-    async with Fetcher(settings) as fetcher:
-        return await detect_drift(url, since=since, fetcher=fetcher, settings=settings)
 
 
 class DriftReport(BaseModel):

@@ -271,7 +271,7 @@ async def _recover(run: _Run, *, source_url: str | None, anchor: str, context: s
     if early is not None:
         early.failures.extend(run.failures)  # the store's, if its cache could not be read
         if early.answer == "alive":
-            await _drift(run, early, link_date)
+            await _drift(run, early, link_date, store)
         return early
     run.host_silent = _silent(check)
     run.site_gone = _site_gone(check)
@@ -365,22 +365,29 @@ async def _related_archived(run: _Run, link_date: datetime | None,
     return [item.to_dict() for item in result.items]
 
 
-async def _drift(run: _Run, recovery: Recovery, link_date: datetime | None) -> None:
-    """A working link: does it still serve what was linked? (compared with the capture from
-    the link's date; without a date, the latest one)."""
-    from pagetrail.tools.drift import detect_drift
+async def _drift(run: _Run, recovery: Recovery, link_date: datetime | None,
+                 store: Any | None) -> None:
+    """A working link: does it still serve what was linked? Compared with the capture from
+    the link's date, else from when pagetrail first saw the link, else the latest one; when
+    it drifted, the answer says so and offers that capture."""
+    from pagetrail.store.scans import first_seen
+    from pagetrail.tools.drift import detect_drift, drift_sentence
 
     await run.report("drift", 0, None, "comparing with the archived copy")
+    since = link_date
+    if since is None and store is not None:
+        seen = await _stored(run.failures, "reading when the link was first seen", {},
+                             first_seen, store, [run.url])
+        since = seen.get(run.url)
     try:
-        recovery.drift = await detect_drift(run.url, since=link_date, fetcher=run.fetcher,
+        recovery.drift = await detect_drift(run.url, since=since, fetcher=run.fetcher,
                                             settings=run.settings)
     except PagetrailError as exc:
         recovery.failures.append(EngineFailure(engine="drift", error=f"{exc.code}: {exc}"))
         return
     if recovery.drift is not None and recovery.drift.drifted:
-        recovery.reason = (f"the link works but serves other content now (similarity "
-                           f"{recovery.drift.similarity:.2f} to the copy of "
-                           f"{recovery.drift.memento.datetime:%Y-%m-%d})")
+        recovery.reason = drift_sentence(recovery.drift)
+        recovery.memento = recovery.drift.memento
 
 
 def _answer_for_live(url: str, check: CheckResult) -> Recovery | None:
