@@ -161,11 +161,11 @@ class MeteredServer:
         self.thread.start()
 
     def max_per_window(self, host: str, window: float = 1.0) -> int:
-        """The most requests that arrived within any `window` seconds."""
+        """The most requests that arrived within any closed `window` seconds."""
         times = sorted(self.arrivals[host])
         best, start = 0, 0
         for end, moment in enumerate(times):
-            while moment - times[start] >= window:
+            while moment - times[start] > window:
                 start += 1
             best = max(best, end - start + 1)
         return best

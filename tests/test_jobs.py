@@ -88,9 +88,9 @@ def test_answers_as_csv_keep_input_order(tmp_path) -> None:
 
 # --- the Redis limiter ------------------------------------------------------------------------
 
-async def test_redis_limiter_spaces_and_bounds_a_host_across_instances(redis_url) -> None:
+async def test_redis_limiter_bounds_a_host_across_instances(redis_url) -> None:
     """Three limiters (as three workers would hold) on one Redis: polite requests to a host
-    are spaced by 1/rps and never more than `concurrency` run at once."""
+    never exceed `rps` in any second and never more than `concurrency` run at once."""
     from pagetrail.tools.politeness import RedisHostLimiter, redis_client
 
     limiters = [RedisHostLimiter(redis_client(redis_url), rps=10, concurrency=2)
@@ -110,12 +110,53 @@ async def test_redis_limiter_spaces_and_bounds_a_host_across_instances(redis_url
     await asyncio.gather(*(request(limiters[i % 3]) for i in range(12)))
     starts.sort()
     assert peak == 2
-    # Starts are confirmed 0.1 s (+ margin) apart on the Redis clock: any 1 s holds ≤ rps.
-    most = max(sum(1 for t in starts if s <= t < s + 1.0) for s in starts)
-    assert most <= 10
-    assert starts[-1] - starts[0] >= 1.1 - 0.05  # 12 requests: 11 intervals
+    assert _most_in_any(starts, 1.0) <= 10
+    assert starts[-1] - starts[0] >= 1.0  # 12 requests at 10/s: the last two wait a second
     for limiter in limiters:
         await limiter.client.aclose()
+
+
+def _most_in_any(times: list[float], window: float) -> int:
+    """The most of `times` within any closed `window` seconds."""
+    times = sorted(times)
+    return max(sum(1 for t in times if s <= t <= s + window) for s in times)
+
+
+async def test_redis_limiter_holds_whenever_the_request_reaches_the_host(redis_url) -> None:
+    """The rate holds for arrivals, not bookings: each request reaches the 'host' at some
+    moment inside its slot (a caller descheduled after taking its slot, a slow connect), and
+    still no second at the host holds more than rps. Spacing bookings 1/rps apart did not
+    give this: a late sender followed by a prompt one arrive closer than 1/rps."""
+    import random
+
+    from pagetrail.tools.politeness import RedisHostLimiter, redis_client
+
+    rng = random.Random(17)
+    delays = [rng.choice([0.0, 0.3]) for _ in range(24)]
+    limiters = [RedisHostLimiter(redis_client(redis_url), rps=4, concurrency=3)
+                for _ in range(3)]
+    arrivals: list[float] = []
+
+    async def request(i: int) -> None:
+        async with limiters[i % 3].slot("late.example", polite=True):
+            await asyncio.sleep(delays[i])  # between the booking and the arrival
+            arrivals.append(time.monotonic())
+            await asyncio.sleep(0.3 - delays[i])  # the answer
+
+    await asyncio.gather(*(request(i) for i in range(24)))
+    assert len(arrivals) == 24
+    assert _most_in_any(arrivals, 1.0) <= 4
+    for limiter in limiters:
+        await limiter.client.aclose()
+
+
+def test_rate_windows() -> None:
+    from pagetrail.tools.politeness import rate_window
+
+    assert rate_window(4) == (4, 1.0)
+    assert rate_window(2.5) == (2, 1.0)
+    assert rate_window(0.5) == (1, 2.0)
+    assert rate_window(0) == (0, 0.0)
 
 
 async def test_a_dead_holders_slot_expires(redis_url) -> None:
@@ -150,8 +191,8 @@ async def test_fetches_use_the_redis_limiter_when_configured(redis_url) -> None:
             await asyncio.gather(*(f.get(url, polite=True) for f in (one, two) * 4))
         times = sorted(server.arrivals["127.0.0.1"])
         assert len(times) == 8
-        assert server.max_per_window("127.0.0.1") <= 5 + 1  # + both sides' scheduling
-        assert times[-1] - times[0] >= 7 * 0.2 - 0.05
+        assert server.max_per_window("127.0.0.1") <= 5
+        assert times[5] - times[0] >= 1.0  # the sixth waits for the first to leave the window
     finally:
         server.close()
 

@@ -4,7 +4,6 @@ the loopback testbed (recoveries) and a metered loopback server (checks)."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 import re
 import time
@@ -245,13 +244,8 @@ async def test_three_workers_never_exceed_a_hosts_rate_or_concurrency(pg_url, re
         host = "127.0.0.1"
         assert len(server.arrivals[host]) == 30  # HEAD settles a 404: one request each
         assert server.max_in_flight[host] <= 2
-        # Starts are spaced ≥ 0.25 s on the Redis clock; what the server sees also carries
-        # both sides' scheduling delays (2 shared cores), so: no more than rps + 1 in any
-        # second, rps over the whole run, and no two requests bunched together.
-        times = sorted(server.arrivals[host])
-        assert server.max_per_window(host, 1.0) <= 4 + 1
-        assert (len(times) - 1) / (times[-1] - times[0]) <= 4
-        assert min(b - a for a, b in itertools.pairwise(times)) >= 0.25 / 2
+        # The real limit, at the server: at most 4 arrivals in any second.
+        assert server.max_per_window(host, 1.0) <= 4
         # ... and the three workers all checked (the limit held across them, not in one).
         assert all("pagetrail.check" in w.output() for w in started)
     finally:

@@ -116,11 +116,29 @@ def shared_local_limiter(rps: float, concurrency: int) -> LocalHostLimiter:
 
 # --- shared across processes and machines: Redis -----------------------------------------
 
-# Take a host's slot, atomically, on the Redis server's clock (one clock for every machine).
-# KEYS: the host's leases (sorted set: token → expiry), its next-free time.
-# ARGV: token, concurrency, interval, polite (1/0), lease seconds.
-# Returns "-1" when every slot is leased, else the seconds to wait before sending (a string:
-# Redis truncates Lua numbers to integers).
+# Why a sliding-window log of *sends*, not booked start times: what must hold is "at most
+# `limit` requests reach the host in any `window` seconds", measured at the host. A booked
+# start time says nothing about when the request arrives (the caller may be descheduled
+# between the booking and the send, on a loaded machine for hundreds of ms), so spacing
+# bookings cannot bound arrivals. What is known for certain, in real time, is that a request
+# arrives after its booking (made immediately before the send, under the concurrency lease)
+# and before its release (the exchange ended). So each request occupies [booked, released]
+# in the host's log, and a polite request is booked only when fewer than `limit` requests
+# have a `released` within the last `window` seconds or are still in flight. Then any window
+# at the host holds at most `limit` arrivals: take the one booked last in it; every other
+# arrival in the window was booked before it and released no earlier than `window` before its
+# booking, so it was counted. The price is latency: a request keeps its place in the window
+# until it ends, so a host with a slow answer gets somewhat fewer than `limit` per window.
+# Ordering, not clock agreement, is what the argument uses, so it holds across machines on
+# the Redis server's clock.
+#
+# Take a host's slot, atomically, on the Redis server's clock.
+# KEYS: the host's leases (sorted set: token → lease expiry), its send log (sorted set:
+# token → when the send ended; the lease expiry while in flight).
+# ARGV: token, concurrency, window seconds, limit per window (0: no rate), polite (1/0),
+# lease seconds.
+# Returns "-1" when every slot is leased, "0" when the slot is taken (send now), else the
+# seconds until the window has room (a string: Redis truncates Lua numbers to integers).
 _ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -128,51 +146,62 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   return '-1'
 end
-local interval = tonumber(ARGV[3])
-local next_free = tonumber(redis.call('GET', KEYS[2]) or '0')
-local start = now
-if ARGV[4] == '1' and next_free > now then start = next_free end
-local booked = math.max(next_free, start + interval)
-redis.call('SET', KEYS[2], string.format('%.6f', booked),
-           'PX', math.ceil((booked - now) * 1000) + 1000)
-local expiry = start + tonumber(ARGV[5])
+local window = tonumber(ARGV[3])
+local limit = tonumber(ARGV[4])
+if limit > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%.6f', now - window))
+  local n = redis.call('ZCARD', KEYS[2])
+  if ARGV[5] == '1' and n >= limit then
+    local oldest = redis.call('ZRANGE', KEYS[2], n - limit, n - limit, 'WITHSCORES')
+    return string.format('%.6f', math.max(tonumber(oldest[2]) + window - now, 0.001))
+  end
+end
+local expiry = now + tonumber(ARGV[6])
 redis.call('ZADD', KEYS[1], expiry, ARGV[1])
 local ttl = math.ceil((expiry - now) * 1000) + 1000
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
-return string.format('%.6f', start - now)
-"""
-_RELEASE = "return redis.call('ZREM', KEYS[1], ARGV[1])"
-# Just before a polite request is sent: the host's last actual start must be `interval` ago
-# (a caller that woke up late must not leave the next one too short a gap). KEYS: the host's
-# last-start time. ARGV: interval. Returns "0" (start now: recorded) or the seconds to wait.
-_CONFIRM = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local interval = tonumber(ARGV[1])
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if now < last + interval then
-  return string.format('%.6f', last + interval - now)
+if limit > 0 then
+  -- Interactive (not polite) requests are logged too: the host sees them as well.
+  redis.call('ZADD', KEYS[2], expiry, ARGV[1])
+  ttl = math.ceil((expiry + window - now) * 1000) + 1000
+  if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 end
-redis.call('SET', KEYS[1], string.format('%.6f', now), 'PX', math.ceil(interval * 1000) + 1000)
 return '0'
 """
-# Added to the interval at confirmation: what may pass between the confirmation and the
-# request reaching the host (a new connection's handshake), so the host never sees two
-# requests closer than the interval.
-SEND_MARGIN = 0.01
+# The exchange ended: give the slot back and close the request's span in the send log (XX:
+# an entry already pruned stays gone). KEYS: leases, send log. ARGV: token.
+_RELEASE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+redis.call('ZADD', KEYS[2], 'XX', string.format('%.6f', now), ARGV[1])
+return redis.call('ZREM', KEYS[1], ARGV[1])
+"""
 POLL_SECONDS = 0.02  # wait between tries while a host's slots are all leased
+# Longest single wait for room in a window: the entry to leave it may still be in flight
+# (scored by its lease expiry) and end any moment.
+WINDOW_POLL_SECONDS = 0.1
+
+
+def rate_window(rps: float) -> tuple[int, float]:
+    """(limit, window seconds) for a rate: at most `limit` sends in any `window`. Whole
+    requests per second when rps ≥ 1 (4/s: 4 in any 1 s; 2.5/s rounds down to 2), one per
+    1/rps seconds below (0.5/s: 1 in any 2 s); (0, 0) for no rate."""
+    if rps <= 0:
+        return 0, 0.0
+    window = max(1.0, 1.0 / rps)
+    return max(1, int(rps * window + 1e-9)), window
 
 
 class RedisHostLimiter(HostLimiter):
-    """Per-host concurrency and pace shared by every process using one Redis.
+    """Per-host concurrency and rate shared by every process using one Redis.
 
     A slot is a lease (a token in the host's sorted set, scored by its expiry): released when
     the request ends, and expiring by itself after `lease_seconds` when its holder died, so a
-    killed worker never keeps a host's slot for good. The next-free time is booked in the
-    same script, so callers on any machine get distinct, spaced start times; a polite
-    caller then confirms its actual start against the host's last one (a caller that slept
-    past its time pushes the next one back instead of leaving it too short a gap). Redis
-    connection errors are retried by the client (with backoff) before they surface."""
+    killed worker never keeps a host's slot for good. The rate is a sliding-window log of
+    sends (see the comment above _ACQUIRE): at most `limit` requests reach the host in any
+    `window` seconds, as the host measures it, whatever the callers' scheduling delays. A
+    request that outlives its lease counts neither as in flight nor in the log afterwards.
+    Redis connection errors are retried by the client (with backoff) before they surface."""
 
     def __init__(self, client: object, *, rps: float = 1.0, concurrency: int = 2,
                  lease_seconds: float = 60.0, prefix: str = "pagetrail:host:") -> None:
@@ -180,17 +209,15 @@ class RedisHostLimiter(HostLimiter):
 
         assert isinstance(client, Redis)
         self.client = client
-        self.interval = 1.0 / rps if rps > 0 else 0.0
+        self.limit, self.window = rate_window(rps)
         self.concurrency = max(1, concurrency)
         self.lease_seconds = lease_seconds
         self.prefix = prefix
         self._acquire = client.register_script(_ACQUIRE)
         self._release = client.register_script(_RELEASE)
-        self._confirm = client.register_script(_CONFIRM)
 
     def _keys(self, host: str) -> list[str]:
-        return [f"{self.prefix}{host}:leases", f"{self.prefix}{host}:next",
-                f"{self.prefix}{host}:last"]
+        return [f"{self.prefix}{host}:leases", f"{self.prefix}{host}:sends"]
 
     @asynccontextmanager
     async def _slot(self, host: str, polite: bool) -> AsyncIterator[None]:
@@ -198,24 +225,18 @@ class RedisHostLimiter(HostLimiter):
 
         keys = self._keys(host)
         token = uuid.uuid4().hex
-        args = [token, self.concurrency, f"{self.interval:.6f}", "1" if polite else "0",
-                f"{self.lease_seconds:.3f}"]
-        while True:
-            answer = float(await self._acquire(keys=keys[:2], args=args))
-            if answer >= 0:
-                break
-            await asyncio.sleep(POLL_SECONDS * (0.5 + random.random()))
+        args = [token, self.concurrency, f"{self.window:.6f}", self.limit,
+                "1" if polite else "0", f"{self.lease_seconds:.3f}"]
+        while (answer := float(await self._acquire(keys=keys, args=args))) != 0:
+            if answer < 0:  # jittered, so that pollers do not move in step
+                await asyncio.sleep(POLL_SECONDS * (0.5 + random.random()))
+            else:
+                await asyncio.sleep(min(answer, WINDOW_POLL_SECONDS) * (1 + random.random() / 4))
         try:
-            if answer > 0:
-                await asyncio.sleep(answer)
-            if polite and self.interval > 0:
-                margin = [f"{self.interval + SEND_MARGIN:.6f}"]
-                while (wait := float(await self._confirm(keys=keys[2:], args=margin))) > 0:
-                    await asyncio.sleep(wait)
             yield
         finally:
             # Shielded: a cancelled request still gives its slot back now, not at expiry.
-            await asyncio.shield(self._release(keys=keys[:1], args=[token]))
+            await asyncio.shield(self._release(keys=keys, args=[token]))
 
     def slot(self, host: str, *, polite: bool) -> AbstractAsyncContextManager[None]:
         return self._slot(host.lower(), polite)
