@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from pagetrail.tools.dates import parse_date
-from pagetrail.tools.errors import InvalidDate
+from pagetrail.tools.errors import InvalidDate, NoMemento
 from pagetrail.tools.evaluate import FULL, Answer, CaseResult
 from pagetrail.tools.models import Candidate, Recovery
 from pagetrail.tools.settings import Settings
@@ -155,7 +155,7 @@ async def baseline_recover(
             recovery.candidates = [Candidate(url=check.final_url, kind="moved", confidence=0.9,
                                              methods=["REDIRECT"], evidence="the URL redirects here")]
         elif check.is_dead and fetch_memento is not None:
-            with contextlib.suppress(Exception):  # no memento is an answer, not a failure
+            with contextlib.suppress(NoMemento):  # no memento is an answer; a dead archive is not
                 memento = await fetch_memento(url, **_supported_kwargs(
                     fetch_memento, at=link_date, settings=settings,
                     fetcher=client))
