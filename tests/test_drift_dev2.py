@@ -35,7 +35,8 @@ async def _detect_all(cases: list[dict], settings) -> dict[str, bool | None]:
     slots = asyncio.Semaphore(4)
 
     async def one(case: dict, fetcher: Fetcher) -> tuple[str, bool | None]:
-        since = datetime.fromisoformat(case["link_date"].replace("Z", "+00:00"))
+        stated = case.get("link_date")  # without one, the latest capture (as recover does)
+        since = datetime.fromisoformat(stated.replace("Z", "+00:00")) if stated else None
         async with slots:
             drift = await detect_drift(case["url"], since=since, fetcher=fetcher,
                                        settings=settings)
