@@ -567,7 +567,7 @@ class DigestView:
     period: str
     targets: list[str] = field(default_factory=list)
     checked: int = 0
-    newly_dead: int = 0
+    suspect: int = 0  # failing, not yet confirmed dead (IABot: repeated failures over days)
     confirmed_dead: int = 0
     fixed: int = 0
     flapping: int = 0
@@ -581,8 +581,8 @@ THREAD_LINKS_PER_MESSAGE = 20
 
 
 def digest_counts_line(view: DigestView) -> str:
-    return (f"*{view.checked}* links checked · *{view.newly_dead}* newly dead · "
-            f"*{view.confirmed_dead}* confirmed dead · *{view.fixed}* fixed since last week · "
+    return (f"*{view.checked}* links checked · *{view.suspect}* suspect · "
+            f"*{view.confirmed_dead}* confirmed dead · *{view.fixed}* fixed · "
             f"*{view.flapping}* flapping · *{len(view.drifted)}* content changed")
 
 
@@ -647,8 +647,8 @@ def digest_blocks(view: DigestView) -> dict[str, Any]:
             blocks.append(context(f"All {len(view.drifted)} changed pages in the thread."))
     if view.errors:
         blocks.append(context("Scan failed: " + escape(clip("; ".join(view.errors), 1500))))
-    text = (f"Link-rot digest {view.period}: {view.checked} checked, {view.newly_dead} newly "
-            f"dead, {view.confirmed_dead} confirmed dead, {view.fixed} fixed")
+    text = (f"Link-rot digest {view.period}: {view.checked} checked, {view.suspect} "
+            f"suspect, {view.confirmed_dead} confirmed dead, {view.fixed} fixed")
     return message(blocks, text)
 
 

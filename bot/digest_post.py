@@ -66,10 +66,13 @@ def digest_view(digest: ChannelDigest) -> DigestView:
     seen: set[str] = set()
     for scan in digest.scans:
         view.checked += scan.urls_checked
-        view.newly_dead += len(scan.suspect)
-        view.confirmed_dead += len(scan.newly_confirmed) + scan.still_dead
-        view.fixed += len(scan.fixed)
-        view.flapping += len(scan.flapping)
+        # Counts from the scan's states: the listed sections are clipped, and they hold every
+        # link in the state (a link suspect for two scans is listed in both).
+        counts = scan.counts
+        view.suspect += counts["suspect"]
+        view.confirmed_dead += counts["confirmed"]
+        view.fixed += counts["fixed"]
+        view.flapping += counts["flapping"]
         if scan.error:
             view.errors.append(f"{scan.target}: {scan.error}")
     for group in ("newly_confirmed", "suspect"):

@@ -80,7 +80,7 @@ def test_digest_is_paginated_within_limits() -> None:
                          suggestion=f"https://site.example/new/{i}", confidence=0.8,
                          kind="moved", confirmed=i % 2 == 0) for i in range(230)]
     view = DigestView(channel="C1", period="2030-W02", targets=["https://site.example/"],
-                      checked=900, newly_dead=115, confirmed_dead=115, dead=dead)
+                      checked=900, suspect=115, confirmed_dead=115, dead=dead)
     main = blocks.digest_blocks(view)
     validate_message(main)
     assert "*900* links checked" in json.dumps(main)

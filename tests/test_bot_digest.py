@@ -47,13 +47,13 @@ def test_two_weeks_of_digests_without_duplicates(store, testbed, tiny_world) -> 
             return await post_due_digests(store, settings, poster, clock=lambda: moment,
                                           **options)
 
-        # Week 1: the link to the moved article fails for the first time: newly dead.
+        # Week 1: the link to the moved article fails for the first time: suspect.
         outcomes = asyncio.run(run(WEEK_1))
         assert [o.status for o in outcomes] == ["posted"]
         [first] = digest_messages(fake, "C1")
         assert blocks.validate_blocks(first["blocks"]) == []
         line = counts_line(first)
-        assert "*1* newly dead" in line and "*0* confirmed dead" in line
+        assert "*1* suspect" in line and "*0* confirmed dead" in line
         assert tiny_world.moved_from in json.dumps(first["blocks"])
         thread = [m for m in fake.messages("C1") if m.get("thread_ts")]
         assert thread and all(m["thread_ts"] == outcomes[0].ts for m in thread)
@@ -80,7 +80,7 @@ def test_two_weeks_of_digests_without_duplicates(store, testbed, tiny_world) -> 
         second = messages[1]
         assert blocks.validate_blocks(second["blocks"]) == []
         line = counts_line(second)
-        assert "*0* newly dead" in line and "*1* confirmed dead" in line
+        assert "*0* suspect" in line and "*1* confirmed dead" in line
         picks = [json.loads(b["accessory"]["value"]) for b in second["blocks"]
                  if b.get("accessory", {}).get("action_id") == blocks.ACTION_PICK]
         assert {"u": tiny_world.moved_from, "c": tiny_world.moved_to} in picks
