@@ -172,15 +172,20 @@ async def test_kill_9_of_a_worker_mid_batch_loses_and_duplicates_nothing(
     survivor.wait_ready()
     settings = _settings(env)
     batch = asyncio.create_task(_run("recover", items, settings, pg_url))
-    def held() -> set[str]:  # jobs the victim received and has not finished
-        log = victim.output()
+    def held() -> set[str]:  # jobs the victim received and has not finished (whole log)
+        log = victim.log.read_text(errors="replace")
         return set(re.findall(r"pagetrail\.recover\[([0-9a-f-]+)\] received", log)) - set(
             re.findall(r"pagetrail\.recover\[([0-9a-f-]+)\] succeeded", log))
 
     deadline = time.monotonic() + 60
-    while not held() or sum(_job_rows(pg_url).values()) < 2:
+    while sum(_job_rows(pg_url).values()) < 2:  # the batch is under way
         assert time.monotonic() < deadline, victim.output()
         await asyncio.sleep(0.05)
+    # Kill the moment the victim is seen holding a job: nothing (no database query) between
+    # the look and the kill, or the job may finish in between and nothing is lost to test.
+    while not held():
+        assert time.monotonic() < deadline, victim.output()
+        await asyncio.sleep(0.01)
     victim.kill()  # mid-job: it holds a recovery and the batch is not done
     assert sum(_job_rows(pg_url).values()) < len(items)
     got = await asyncio.wait_for(batch, 240)
