@@ -20,25 +20,18 @@ from typing import Any
 
 from pagetrail.store.db import Store
 from pagetrail.store.jobs import JobRecord, done_keys, load_jobs
-from pagetrail.tools.errors import ConfigError, PagetrailError
+from pagetrail.tools.errors import (
+    BrokerUnavailable,
+    ConfigError,
+    JobFailed,
+    JobsStalled,
+)
 from pagetrail.tools.jobs import JobKind, job_key, run_job
 from pagetrail.tools.settings import Settings, mask_url
 
 ProgressFn = Callable[[int, int], None]
 REDIS_SCHEMES = ("redis", "rediss")
 IN_PROCESS_CONCURRENCY = {"check": 8, "recover": 4, "scan": 1, "digest": 1}  # jobs at once
-
-
-class BrokerUnavailable(PagetrailError):
-    code = "broker_unavailable"
-
-
-class JobsStalled(PagetrailError):
-    code = "jobs_stalled"
-
-
-class JobFailed(PagetrailError):
-    code = "job_failed"
 
 
 # --- configuration checks -------------------------------------------------------------------

@@ -105,6 +105,28 @@ class StoreUnavailable(PagetrailError):
     code = "store_unavailable"
 
 
+class BrokerUnavailable(PagetrailError):
+    """The task queue's broker (Redis) does not answer."""
+
+    code = "broker_unavailable"
+
+
+class JobsStalled(PagetrailError):
+    """Dispatched jobs stopped finishing (no worker is taking them)."""
+
+    code = "jobs_stalled"
+
+
+class JobFailed(PagetrailError):
+    code = "job_failed"
+
+
+class BadJobInput(PagetrailError):
+    """A job's input (a batch file's row) that cannot be run: names file:line."""
+
+    code = "bad_job_input"
+
+
 class WorldError(PagetrailError):
     """A testbed world that does not follow FORMAT.md (names file and line)."""
 

@@ -27,17 +27,13 @@ from typing import Any, Literal
 
 from pagetrail.store.db import Store
 from pagetrail.store.jobs import JobRecord, load_jobs, record_jobs
-from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.errors import BadJobInput, PagetrailError
 from pagetrail.tools.settings import Settings
 
 JobKind = Literal["check", "recover", "scan", "digest"]
 KINDS: tuple[JobKind, ...] = ("check", "recover", "scan", "digest")
 RECOVER_FIELDS = ("url", "source_url", "anchor", "context", "date")
 MAX_CANDIDATES = 10
-
-
-class BadJobInput(PagetrailError):
-    code = "bad_job_input"
 
 
 def job_key(kind: JobKind, item: dict[str, Any]) -> str:
