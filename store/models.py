@@ -65,7 +65,8 @@ class Recovery(Base):
     __tablename__ = "recoveries"
     id: Mapped[int] = mapped_column(primary_key=True)
     url: Mapped[str] = mapped_column(Text, index=True)
-    request_key: Mapped[str] = mapped_column(String(64), index=True)
+    # The natural key (migration 0006): one remembered answer per request.
+    request_key: Mapped[str] = mapped_column(String(64), index=True, unique=True)
     request: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     answer: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
