@@ -26,15 +26,13 @@ if TYPE_CHECKING:
         Pick,
         Recovery,
         SearchCache,
-        TermStat,
         Watch,
     )
 
 _WHERE = {
     "PoolSize": "db", "Store": "db", "open_store": "db",
     **{name: "models" for name in ("Base", "DigestRun", "LinkCheck", "LinkEdge", "MementoCache",
-                                   "Move", "Pick", "Recovery", "SearchCache", "TermStat",
-                                   "Watch")},
+                                   "Move", "Pick", "Recovery", "SearchCache", "Watch")},
 }
 
 __all__ = [
@@ -49,7 +47,6 @@ __all__ = [
     "Recovery",
     "SearchCache",
     "Store",
-    "TermStat",
     "Watch",
     "open_store",
 ]

@@ -140,12 +140,3 @@ class DigestRun(Base):
     posted: Mapped[bool] = mapped_column(default=False)
     summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     error: Mapped[str] = mapped_column(Text, default="")
-
-
-class TermStat(Base):
-    """Document frequencies of terms in pages seen (background model for IDF and KLD)."""
-
-    __tablename__ = "term_stats"
-    term: Mapped[str] = mapped_column(String(128), primary_key=True)
-    lang: Mapped[str] = mapped_column(String(8), primary_key=True, default="")
-    df: Mapped[int] = mapped_column(Integer, default=0)

@@ -276,12 +276,11 @@ async def live_document(url: str, fetcher: Fetcher) -> Document:
 
 async def extract_signature(url: str, *, source: Literal["archive", "live"] = "archive",
                             at: datetime | None = None, settings: Settings | None = None,
-                            store: Any | None = None) -> Signature:
+                            ) -> Signature:
     """Lexical signature of the archived copy of `url` (or of a memento URL, or of the live
     page with source="live")."""
     from pagetrail.tools.memento import fetch_memento as fetch
     from pagetrail.tools.signature import extract_signature as signature
-    from pagetrail.tools.signature import signature_background
 
     settings = _settings(settings)
     url = validate_url(url)
@@ -298,8 +297,7 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
             if memento is None or memento.document is None:
                 raise NoMemento("no usable archived copy (try source='live')", url=url)
             document = memento.document
-    background = await asyncio.to_thread(signature_background, document, store)
-    return await off_loop(signature, document, background)
+    return await off_loop(signature, document)
 
 
 async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:

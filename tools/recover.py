@@ -58,7 +58,7 @@ from pagetrail.tools.rank import (
     rank_candidates,
 )
 from pagetrail.tools.settings import Settings, get_settings
-from pagetrail.tools.signature import extract_signature, signature_background
+from pagetrail.tools.signature import extract_signature
 from pagetrail.tools.terms import frequency_terms, kld_terms, text_terms, url_terms
 from pagetrail.tools.text import guess_language
 from pagetrail.tools.urls import host_of, host_variants, normalize_url, site_of, validate_url
@@ -499,7 +499,7 @@ def _query_evidence(run: _Run, document: Any, anchor: str, anchor_facts: Any, co
     qe.url_terms = url_words
     expansion["url"] = url_words[:10]
     if document is not None:
-        signature = extract_signature(document, signature_background(document, store))
+        signature = extract_signature(document)
         qe.title = document.title
         qe.ls5, qe.ls7 = signature.ls5, signature.ls7
         expansion["memento"] = [t.term for t in signature.kld_terms[:10]]
