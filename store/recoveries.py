@@ -8,7 +8,7 @@ never adds a row."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -16,6 +16,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from pagetrail.store.db import Store
 from pagetrail.store.models import Recovery, utcnow
+from pagetrail.store.scans import aware
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,5 @@ def latest_recovery(store: Store, request_key: str) -> RecoveryRecord | None:
                               .order_by(Recovery.created_at.desc()).limit(1)).first()
         if row is None:
             return None
-        created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
-        return RecoveryRecord(row.url, row.request_key, row.request, row.answer, created,
-                              row.seconds)
+        return RecoveryRecord(row.url, row.request_key, row.request, row.answer,
+                              aware(row.created_at), row.seconds)
