@@ -137,7 +137,7 @@ class ChannelDigest(BaseModel):
     channel: str
     period: str
     scans: list[ScanDigest] = Field(default_factory=list)
-    run_id: int | None = None  # the DigestRun row (the Slack face marks it posted)
+    run_id: int | None = None  # its run in store.digests (tools.digest_delivery marks it posted)
 
 
 # --- building -----------------------------------------------------------------------------

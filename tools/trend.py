@@ -1,6 +1,6 @@
 """A channel's link health over the last weeks, as numbers and as a picture (PNG).
 
-The history is the channel's recorded digests (store.models.DigestRun, one a period: the
+The history is the channel's recorded digests (store.digests, one a period: the
 newest run of each ISO week). Each week's point comes from `health_counts(digest)` — the
 same numbers the digest shows:
 
