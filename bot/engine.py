@@ -89,7 +89,7 @@ class BotEngine:
 
     async def record_pick(self, dead_url: str, chosen_url: str, *, by: str, where: str,
                           rejected: bool) -> None:
-        from pagetrail.store.picks import record_pick
+        from pagetrail.tools.memory import record_pick
 
         await asyncio.to_thread(record_pick, self.store, dead_url, chosen_url, by=by,
                                 via="slack", where=where, rejected=rejected)

@@ -41,13 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def infer_handler(args: argparse.Namespace) -> int:
-    from pagetrail.store import open_store
-    from pagetrail.store.moves import moves_for_site
     from pagetrail.tools.aliases import KnownMove, infer_aliases
+    from pagetrail.tools.memory import moves_for_site
+    from pagetrail.tools.settings import configured_store
     from pagetrail.tools.urls import validate_url
 
     url = validate_url(args.url)
-    records = moves_for_site(open_store(), url)
+    records = moves_for_site(configured_store(), url)
     moves = list({(r.old_url, r.new_url): KnownMove(r.old_url, r.new_url, source=r.source)
                   for r in records}.values())
     result = infer_aliases(moves, url, title=args.title)

@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def recover_command(args: argparse.Namespace) -> int:
-    from pagetrail.store import open_store
+    from pagetrail.tools.settings import configured_store
 
     if args.batch:
         if args.url:
@@ -68,7 +68,7 @@ def recover_command(args: argparse.Namespace) -> int:
     source_url = user_url(args.source_url) if args.source_url else None
     recovery = run_async(recover(
         url, source_url=source_url, anchor=args.anchor, context=args.context,
-        link_date=parse_date(args.date, option="--date"), store=open_store(), use_cache=not args.no_cache,
+        link_date=parse_date(args.date, option="--date"), store=configured_store(), use_cache=not args.no_cache,
     ))
     if args.json:
         print_json(recovery)
@@ -99,11 +99,11 @@ def print_recovery(recovery: Recovery, *, limit: int = 10, console: Console | No
 
 
 def pick_command(args: argparse.Namespace) -> int:
-    from pagetrail.store import open_store
-    from pagetrail.store.picks import record_pick
+    from pagetrail.tools.memory import record_pick
+    from pagetrail.tools.settings import configured_store
 
     dead, chosen = validate_url(args.dead_url), validate_url(args.chosen_url)
-    record = record_pick(open_store(), dead, chosen, by=args.by, via="cli", note=args.note,
+    record = record_pick(configured_store(), dead, chosen, by=args.by, via="cli", note=args.note,
                          rejected=args.reject)
     if args.json:
         print_json(record.__dict__)

@@ -17,8 +17,8 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, S
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
+from pagetrail.store.errors import ConfigError, StoreUnavailable
 from pagetrail.store.migrate import upgrade
-from pagetrail.tools.errors import ConfigError, StoreUnavailable
 
 _open_lock = Lock()
 _opened: dict[str, Store] = {}
@@ -133,16 +133,12 @@ def unavailable_as_error(doing: str) -> Iterator[None]:
                                ) from exc
 
 
-def open_store(url: str | None = None) -> Store:
-    """The store for `url` (default: the settings' database), opened once per process."""
-    from pagetrail.tools.settings import get_settings
-
-    settings = get_settings()
-    url = url or settings.database_url
+def open_store(url: str, pool: PoolSize = PoolSize()) -> Store:
+    """The store for `url`, opened once per process (the first caller's `pool` stands).
+    The caller gives the URL and pool (the engine's settings: tools.settings.configured_store)."""
     with _open_lock:
         store = _opened.get(url)
         if store is None:
-            pool = PoolSize(settings.db_pool_size, settings.db_max_overflow)
             store = _opened[url] = Store(url, pool=pool)
         return store
 

@@ -28,7 +28,6 @@ from sqlalchemy import (
     String,
     Text,
     bindparam,
-    delete,
     func,
     insert,
     select,
@@ -37,8 +36,13 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pagetrail.store.db import BulkWrite, Store
-from pagetrail.store.linkgraph import Edge
-from pagetrail.store.models import Base, LinkCheck, LinkEdge, utcnow
+
+# The link graph's reads and writes are store.linkgraph's (one writer per table); named here
+# too until the scanner imports them from there.
+from pagetrail.store.linkgraph import Edge as Edge
+from pagetrail.store.linkgraph import outlinks as outlinks
+from pagetrail.store.linkgraph import replace_edges_of_pages as replace_edges_of_pages
+from pagetrail.store.models import Base, LinkCheck, utcnow
 
 
 def url_key(url: str) -> str:
@@ -150,35 +154,6 @@ def done_pages(store: Store, scan_id: str) -> list[FrontierPage]:
     return [FrontierPage(url, depth, done) for url, depth, done in rows]
 
 
-def replace_edges_of_pages(session: Session, pages: Sequence[tuple[str, Sequence[Edge]]]) -> int:
-    """store.linkgraph.replace_page_edges for many pages in one transaction (a crawl records
-    thousands of pages; one transaction each would make the store the bottleneck)."""
-    if not pages:
-        return 0
-    urls = [url for url, _ in pages]
-    for start in range(0, len(urls), 500):
-        session.execute(delete(LinkEdge).where(LinkEdge.page_url.in_(urls[start:start + 500])))
-    # seen_at per row, not one per batch: backlinks() lists the most recently seen first,
-    # and ties would leave that order to the database.
-    rows = [{"page_url": url, "target_url": e.target_url, "anchor": e.anchor[:1000],
-             "context": e.context[:2000], "seen_at": utcnow()}
-            for url, edges in pages for e in edges]
-    _INSERT_EDGES.execute(session.connection(), rows)
-    return len(rows)
-
-
-def outlinks(store: Store, page_urls: Sequence[str]) -> dict[str, list[Edge]]:
-    """Links recorded for these pages (what a resumed scan already extracted)."""
-    found: dict[str, list[Edge]] = {}
-    with store.session() as s:
-        for start in range(0, len(page_urls), 500):
-            chunk = list(page_urls[start:start + 500])
-            for row in s.execute(select(LinkEdge.page_url, LinkEdge.target_url, LinkEdge.anchor,
-                                        LinkEdge.context).where(LinkEdge.page_url.in_(chunk))):
-                found.setdefault(row[0], []).append(Edge(*row))
-    return found
-
-
 # --- checks and link states -------------------------------------------------------------------
 
 def checked_in_scan(store: Store, scan_id: str) -> dict[str, str]:
@@ -243,8 +218,6 @@ def insert_checks(session: Session, rows: Sequence[dict[str, Any]]) -> None:
 # SQLAlchemy's per-row work). The UPDATE's SET clause is every column but the key.
 _INSERT_PAGES = BulkWrite(lambda: insert(ScanPage.__table__),
                           ("scan_id", "url_key", "url", "depth", "done"))
-_INSERT_EDGES = BulkWrite(lambda: insert(LinkEdge.__table__),
-                          ("page_url", "target_url", "anchor", "context", "seen_at"))
 _INSERT_CHECKS = BulkWrite(lambda: insert(LinkCheck.__table__), CHECK_COLUMNS)
 _INSERT_STATES = BulkWrite(lambda: insert(LinkStatus.__table__), STATE_COLUMNS)
 _UPDATE_STATES = BulkWrite(

@@ -261,8 +261,8 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
     from sqlalchemy import delete, func, select
 
     from pagetrail.cli.main import main
-    from pagetrail.store import open_store
     from pagetrail.store.models import Recovery
+    from pagetrail.tools.settings import configured_store
 
     batch = tmp_path / "links.jsonl"
     batch.write_text(
@@ -281,7 +281,7 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
     assert rows[2]["error"].startswith("invalid_url")
     assert "3 links: 2 answered, 1 failed" in capsys.readouterr().err
 
-    store = open_store()
+    store = configured_store()
     with store.session() as s:  # no cached answers left: only the job table can skip them
         assert s.scalar(select(func.count()).select_from(Recovery)) == 2
         s.execute(delete(Recovery))

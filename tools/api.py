@@ -42,7 +42,7 @@ from pagetrail.tools.models import (
 from pagetrail.tools.netguard import ensure_fetchable
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.recover import Budget, ProgressFn
-from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.settings import Settings, configured_store, get_settings
 from pagetrail.tools.spn import CaptureResult
 from pagetrail.tools.urls import validate_url
 
@@ -276,12 +276,11 @@ async def live_document(url: str, fetcher: Fetcher) -> Document:
 
 async def extract_signature(url: str, *, source: Literal["archive", "live"] = "archive",
                             at: datetime | None = None, settings: Settings | None = None,
-                            store: Any | None = None) -> Signature:
+                            ) -> Signature:
     """Lexical signature of the archived copy of `url` (or of a memento URL, or of the live
     page with source="live")."""
     from pagetrail.tools.memento import fetch_memento as fetch
     from pagetrail.tools.signature import extract_signature as signature
-    from pagetrail.tools.signature import signature_background
 
     settings = _settings(settings)
     url = validate_url(url)
@@ -298,8 +297,7 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
             if memento is None or memento.document is None:
                 raise NoMemento("no usable archived copy (try source='live')", url=url)
             document = memento.document
-    background = await asyncio.to_thread(signature_background, document, store)
-    return await off_loop(signature, document, background)
+    return await off_loop(signature, document)
 
 
 async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:
@@ -411,12 +409,11 @@ async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str
                       ) -> PickResult:
     """Remember that a person chose (or, with rejected=True, turned down) `chosen_url` as the
     replacement of `dead_url`; later recoveries of that link and site learn from it."""
-    from pagetrail.store import open_store
-    from pagetrail.store.picks import record_pick as record
+    from pagetrail.tools.memory import record_pick as record
 
     dead_url = validate_url(dead_url)
     chosen_url = validate_url(chosen_url)
-    store = store or open_store()
+    store = store or configured_store()
     pick = await asyncio.to_thread(record, store, dead_url, chosen_url, by=by, via=via,
                                    note=note, rejected=rejected)
     return PickResult(dead_url=pick.dead_url, chosen_url=pick.chosen_url,
@@ -445,25 +442,23 @@ async def _watch_target(target: str, settings: Settings) -> str:
 async def add_watch(target: str, *, channel: str, by: str = "",
                     settings: Settings | None = None, store: Any | None = None) -> WatchChange:
     """Watch `target` for `channel`'s weekly digest (tools.digest.run_digests)."""
-    from pagetrail.store import open_store
-    from pagetrail.store.watches import add_watch as add
+    from pagetrail.tools.memory import add_watch as add
 
     settings = _settings(settings)
     url = await _watch_target(target, settings)
-    store = store or open_store(settings.database_url)
+    store = store or configured_store(settings.database_url)
     added = await asyncio.to_thread(add, store, channel, url, by=by)
     return WatchChange(channel=channel, target=url, changed=added)
 
 
 async def remove_watch(target: str, *, channel: str, settings: Settings | None = None,
                        store: Any | None = None) -> WatchChange:
-    from pagetrail.store import open_store
-    from pagetrail.store.watches import remove_watch as remove
+    from pagetrail.tools.memory import remove_watch as remove
     from pagetrail.tools.scanner import resolve_target
 
     settings = _settings(settings)
     url, _site = resolve_target(target)  # no address check: removing reaches nothing
-    store = store or open_store(settings.database_url)
+    store = store or configured_store(settings.database_url)
     removed = await asyncio.to_thread(remove, store, channel, url)
     return WatchChange(channel=channel, target=url, changed=removed)
 
@@ -471,12 +466,11 @@ async def remove_watch(target: str, *, channel: str, settings: Settings | None =
 async def list_watches(*, channel: str | None = None, settings: Settings | None = None,
                        store: Any | None = None) -> list[WatchList]:
     """Each channel's watched targets (only `channel`'s when given)."""
-    from pagetrail.store import open_store
-    from pagetrail.store.watches import list_watches as targets_of
-    from pagetrail.store.watches import watched_channels
+    from pagetrail.tools.memory import list_watches as targets_of
+    from pagetrail.tools.memory import watched_channels
 
     settings = _settings(settings)
-    store = store or open_store(settings.database_url)
+    store = store or configured_store(settings.database_url)
     channels = [channel] if channel else await asyncio.to_thread(watched_channels, store)
     return [WatchList(channel=name, targets=await asyncio.to_thread(targets_of, store, name))
             for name in channels]
@@ -599,7 +593,6 @@ async def archive_links(urls: Sequence[str], *, source: str = "api",
                         ) -> ArchiveResult:
     """Ask Save Page Now to capture each URL (skipped when archived recently), within IA's
     limits; each capture is recorded in the store. Without IA keys every answer says so."""
-    from pagetrail.store import open_store
     from pagetrail.tools.spn import SavePageNow
 
     settings = _settings(settings)
@@ -608,7 +601,7 @@ async def archive_links(urls: Sequence[str], *, source: str = "api",
     if len(urls) > MAX_ARCHIVE_URLS:
         raise InvalidArgument(f"at most {MAX_ARCHIVE_URLS} URLs at a time")
     checked = [await ensure_fetchable(url, settings) for url in urls]
-    store = store or open_store(settings.database_url)
+    store = store or configured_store(settings.database_url)
     async with Fetcher(settings) as fetcher:
         client = SavePageNow(settings, fetcher, store)
         results = await asyncio.gather(*(client.capture(url, source=source)

@@ -97,9 +97,9 @@ def _runner() -> asyncio.Runner:
 
 
 def _store(settings: Settings) -> Store:
-    from pagetrail.store.db import open_store
+    from pagetrail.tools.settings import configured_store
 
-    return open_store(settings.database_url)
+    return configured_store(settings.database_url)
 
 
 class JobTask(Task):

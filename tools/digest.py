@@ -24,12 +24,12 @@ from typing import Any
 
 from lxml.etree import LxmlError
 from pydantic import BaseModel, Field
-from sqlalchemy import select
 
 from pagetrail.store.db import STORE_ERRORS, Store
+from pagetrail.store.digests import add_run
 from pagetrail.store.linkgraph import backlinks
-from pagetrail.store.models import DigestRun, Watch
 from pagetrail.store.scans import checked_in_scan
+from pagetrail.store.watches import all_watches
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.scanner import (
     Clock,
@@ -137,7 +137,7 @@ class ChannelDigest(BaseModel):
     channel: str
     period: str
     scans: list[ScanDigest] = Field(default_factory=list)
-    run_id: int | None = None  # the DigestRun row (the Slack face marks it posted)
+    run_id: int | None = None  # its run in store.digests (tools.digest_delivery marks it posted)
 
 
 # --- building -----------------------------------------------------------------------------
@@ -450,21 +450,26 @@ def period_of(at: datetime) -> str:
 
 
 def _watches(store: Store) -> dict[str, list[str]]:
-    with store.session() as s:
-        rows = s.execute(select(Watch.channel, Watch.target).order_by(Watch.id)).all()
     by_channel: dict[str, list[str]] = defaultdict(list)
-    for channel, target in rows:
+    for channel, target in all_watches(store):
         by_channel[channel].append(target)
     return dict(by_channel)
 
 
 def _record_run(store: Store, digest: ChannelDigest, at: datetime) -> int:
-    with store.session() as s:
-        run = DigestRun(channel=digest.channel, period=digest.period, started_at=at,
-                        status="ready", summary=to_json(digest))
-        s.add(run)
-        s.flush()
-        return run.id
+    return add_run(store, digest.channel, digest.period, at=at, status="ready",
+                   summary=to_json(digest))
+
+
+def stored_digest(summary: dict[str, Any]) -> ChannelDigest | None:
+    """The digest a run recorded (run_digests stores it as the run's summary), if any."""
+    if "scans" not in summary:
+        return None
+    try:
+        return ChannelDigest.model_validate({k: v for k, v in summary.items()
+                                             if k not in ("slack", "chart")})
+    except ValueError:
+        return None  # a summary from an older layout
 
 
 async def _target_digest(store: Store, target: str, *, settings: Settings,

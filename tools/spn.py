@@ -31,7 +31,6 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from pydantic import BaseModel
-from sqlalchemy.exc import SQLAlchemyError
 
 from pagetrail.store.captures import (
     claim_slot,
@@ -40,7 +39,7 @@ from pagetrail.store.captures import (
     requested_since,
     start_capture,
 )
-from pagetrail.store.db import Store
+from pagetrail.store.db import STORE_ERRORS, Store
 from pagetrail.tools.errors import (
     ArchiveUnavailable,
     BodyTooLarge,
@@ -403,7 +402,7 @@ class CaptureQueue:
             url = await self._queue.get()
             try:
                 self.results.append(await self.spn.capture(url, source=self.source))
-            except (PagetrailError, SQLAlchemyError, OSError) as exc:  # one URL's failure
+            except (PagetrailError, *STORE_ERRORS, OSError) as exc:  # one URL's failure
                 log.warning("Save Page Now: capture of %s failed: %s", url, exc)
                 self.results.append(CaptureResult(url=url, status="error",
                                                   message=f"{type(exc).__name__}: {exc}"))
