@@ -30,6 +30,22 @@ def test_a_job_is_recorded_once_first_writer_wins(store) -> None:
     assert done_keys(store, "check", ["k1"]) == set()  # keys are per kind
 
 
+def test_queued_and_running_marks_are_not_records_and_give_way_to_one(store) -> None:
+    from pagetrail.store.jobs import job_state, mark_job
+
+    mark_job(store, "scan", "s1", {"request": "s1"}, "queued")
+    assert job_state(store, "scan", "s1")[0] == "queued"
+    assert done_keys(store, "scan", ["s1"]) == set() and load_jobs(store, "scan", ["s1"]) == {}
+    assert count_jobs(store) == 0
+    mark_job(store, "scan", "s1", {"request": "s1"}, "running")
+    assert job_state(store, "scan", "s1")[0] == "running"
+    record_jobs(store, [JobRecord("scan", "s1", {"request": "s1"}, "done", {"n": 1})])
+    record_jobs(store, [JobRecord("scan", "s1", {"request": "s1"}, "done", {"n": 2})])
+    state, record = job_state(store, "scan", "s1")
+    assert state == "done" and record is not None and record.result == {"n": 1}
+    assert job_state(store, "scan", "nope") == ("unknown", None)
+
+
 def test_job_keys_are_the_input_not_its_spelling() -> None:
     a = job_key("recover", {"url": "https://a.example/x", "anchor": "solar"})
     b = job_key("recover", {"anchor": "solar", "url": "https://a.example/x", "context": ""})

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pagetrail.store.db import Store
-from pagetrail.store.jobs import JobRecord, done_keys, load_jobs
+from pagetrail.store.jobs import JobRecord, done_keys, load_jobs, mark_job
 from pagetrail.tools.errors import (
     BrokerUnavailable,
     ConfigError,
@@ -161,6 +161,7 @@ class InProcessDispatcher(Dispatcher):
         await asyncio.gather(*(one(chunk) for chunk in chunks))
 
     async def enqueue(self, kind: JobKind, item: dict[str, Any]) -> str:
+        await asyncio.to_thread(mark_job, self.store, kind, job_key(kind, item), item, "queued")
         task = asyncio.create_task(run_job(kind, [item], self.settings, self.store))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -219,6 +220,8 @@ class CeleryDispatcher(Dispatcher):
                                   f"on the '{kind}' queue?)")
 
     async def enqueue(self, kind: JobKind, item: dict[str, Any]) -> str:
+        # Marked before it is sent: a fast worker's `running` or record then follows it.
+        await asyncio.to_thread(mark_job, self.store, kind, job_key(kind, item), item, "queued")
         await asyncio.to_thread(self._send, kind, [item])
         return job_key(kind, item)
 

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pagetrail.store.db import Store
-from pagetrail.store.jobs import JobRecord, load_jobs, record_jobs
+from pagetrail.store.jobs import JobRecord, load_jobs, mark_job, record_jobs
 from pagetrail.tools.errors import BadJobInput, PagetrailError
 from pagetrail.tools.settings import Settings
 
@@ -54,6 +54,11 @@ def _failed(kind: JobKind, key: str, item: dict[str, Any], exc: PagetrailError) 
 
 async def _done(store: Store, kind: JobKind, keys: Sequence[str]) -> dict[str, JobRecord]:
     return await asyncio.to_thread(load_jobs, store, kind, keys)
+
+
+async def _running(store: Store, kind: JobKind, key: str, item: dict[str, Any]) -> None:
+    """A long job says it started (store.jobs.job_state tells queued from running)."""
+    await asyncio.to_thread(mark_job, store, kind, key, item, "running")
 
 
 async def _record(store: Store, records: Sequence[JobRecord]) -> None:
@@ -142,6 +147,7 @@ async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> Jo
     done = await _done(store, "scan", [key])
     if key in done:
         return done[key]
+    await _running(store, "scan", key, item)
     options = ScanOptions(depth=int(item.get("depth", 2)),
                           max_pages=int(item.get("max_pages", 500)),
                           same_site_only=bool(item.get("same_site_only", False)))
@@ -164,6 +170,7 @@ async def digest_job(item: dict[str, Any], settings: Settings, store: Store) -> 
     done = await _done(store, "digest", [key])
     if key in done:
         return done[key]
+    await _running(store, "digest", key, item)
     digests = await run_digests(store, settings, channel=item["channel"],
                                 recover=bool(item.get("recover", True)))
     record = JobRecord("digest", key, item, "done",
