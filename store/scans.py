@@ -179,6 +179,31 @@ def outlinks(store: Store, page_urls: Sequence[str]) -> dict[str, list[Edge]]:
     return found
 
 
+def scan_checks_and_counts(store: Store, scan_id: str
+                           ) -> tuple[list[tuple[str, str, int | None, dict[str, Any] | None]],
+                                      int, int]:
+    """What a scan's report is built from: its checks (url, verdict, status, evidence), the
+    number of pages it crawled, and the number of links recorded on those pages.
+
+    Core statements on the session's connection: the ORM's row processing cost more than the
+    queries (a scan of a site reads back thousands of checks)."""
+    checks, edge_table = LinkCheck.__table__.c, LinkEdge.__table__.c
+    with store.session() as s:
+        connection = s.connection()
+        rows = connection.execute(select(checks.url, checks.verdict, checks.status,
+                                         checks.evidence)
+                                  .where(checks.scan_id == scan_id)).all()
+        pages = connection.execute(select(ScanPage.__table__.c.url)
+                                   .where(ScanPage.__table__.c.scan_id == scan_id)
+                                   ).scalars().all()
+        edges = 0
+        for start in range(0, len(pages), 500):
+            chunk = list(pages[start:start + 500])
+            edges += connection.execute(select(func.count()).select_from(LinkEdge.__table__)
+                                        .where(edge_table.page_url.in_(chunk))).scalar_one()
+    return [tuple(row) for row in rows], len(pages), int(edges)  # type: ignore[misc]
+
+
 # --- checks and link states -------------------------------------------------------------------
 
 def checked_in_scan(store: Store, scan_id: str) -> dict[str, str]:

@@ -35,7 +35,7 @@ from pagetrail.tools.settings import Settings, get_settings
 log = logging.getLogger(__name__)
 
 QUEUES: dict[JobKind, str] = {"check": "checks", "recover": "recoveries", "scan": "scans",
-                              "digest": "digests"}
+                              "page": "pages", "digest": "digests"}
 TASK_NAMES: dict[JobKind, str] = {kind: f"pagetrail.{kind}" for kind in QUEUES}
 # Faults that pass: the job is retried later (with backoff) instead of failing.
 TRANSIENT = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError,
@@ -44,8 +44,10 @@ HARD_LIMIT_MARGIN = 30  # seconds between the soft and the hard time limit
 
 
 def time_limit(settings: Settings, kind: JobKind) -> int:
+    # A page job fetches one page and checks its links: a chunk of checks' time.
     return {"check": settings.check_time_limit, "recover": settings.recover_time_limit,
-            "scan": settings.scan_time_limit, "digest": settings.scan_time_limit}[kind]
+            "scan": settings.scan_time_limit, "page": settings.check_time_limit,
+            "digest": settings.scan_time_limit}[kind]
 
 
 def configure(app: Celery, settings: Settings) -> None:
@@ -160,6 +162,7 @@ def _task(kind: JobKind) -> Any:
 check_task = _task("check")
 recover_task = _task("recover")
 scan_task = _task("scan")
+page_task = _task("page")
 digest_task = _task("digest")
 
 

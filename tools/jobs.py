@@ -13,6 +13,11 @@ Inputs are plain JSON objects (they travel in broker messages):
 - recover: {"url", "source_url", "anchor", "context", "date"}   key: hash of the input, so a
            rerun of a batch file skips the links already answered
 - scan:    {"target", "request", "depth", "max_pages", "same_site_only"}   key: request id
+           (in-process: one Scanner run; with a broker: fanned out as page jobs, see
+           tools.scan_jobs; its record is written by the page job that finishes the scan)
+- page:    {"scan", "url", "depth", "target", "max_depth", "max_pages", "same_site_only"}
+           key: hash of scan and URL; recorded in the scan's frontier (store.frontier), not
+           in the jobs table
 - digest:  {"channel", "request", "recover"}    key: request id
 """
 
@@ -21,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -30,8 +35,8 @@ from pagetrail.store.jobs import JobRecord, load_jobs, mark_job, record_jobs
 from pagetrail.tools.errors import BadJobInput, PagetrailError
 from pagetrail.tools.settings import Settings
 
-JobKind = Literal["check", "recover", "scan", "digest"]
-KINDS: tuple[JobKind, ...] = ("check", "recover", "scan", "digest")
+JobKind = Literal["check", "recover", "scan", "page", "digest"]
+KINDS: tuple[JobKind, ...] = ("check", "recover", "scan", "page", "digest")
 RECOVER_FIELDS = ("url", "source_url", "anchor", "context", "date")
 MAX_CANDIDATES = 10
 
@@ -42,6 +47,8 @@ def job_key(kind: JobKind, item: dict[str, Any]) -> str:
         identity: dict[str, Any] = {"batch": item.get("batch", ""), "url": item["url"]}
     elif kind == "recover":
         identity = {name: item.get(name) or None for name in RECOVER_FIELDS}
+    elif kind == "page":
+        identity = {"scan": item["scan"], "url": item["url"]}
     else:
         identity = {"request": item["request"]}
     payload = json.dumps({"kind": kind, **identity}, sort_keys=True, ensure_ascii=False)
@@ -137,9 +144,11 @@ async def recover_job(item: dict[str, Any], settings: Settings, store: Store) ->
 
 # --- scan and digest (long work the faces enqueue) -----------------------------------------
 
-async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> JobRecord:
-    """Scan one target and build its digest. The scanner resumes an unfinished scan of the
-    same target and options, so a redelivered scan continues instead of starting over."""
+async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> JobRecord | None:
+    """Scan one target and build its digest. In-process the scanner resumes an unfinished
+    scan of the same target and options, so a redelivered scan continues instead of starting
+    over. With a broker the scan is fanned out as page jobs (tools.scan_jobs) and None is
+    returned: the page job that drains the frontier records this job's outcome."""
     from pagetrail.tools.digest import build_digest, to_json
     from pagetrail.tools.scanner import ScanOptions, scan
 
@@ -148,6 +157,15 @@ async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> Jo
     if key in done:
         return done[key]
     await _running(store, "scan", key, item)
+    if settings.broker_url:
+        from pagetrail.tools.scan_jobs import start_scan
+
+        try:
+            await start_scan(item, key, settings, store, _sender(settings))
+        except PagetrailError as exc:
+            await _record(store, [_failed("scan", key, item, exc)])
+            return (await _done(store, "scan", [key]))[key]
+        return None
     options = ScanOptions(depth=int(item.get("depth", 2)),
                           max_pages=int(item.get("max_pages", 500)),
                           same_site_only=bool(item.get("same_site_only", False)))
@@ -159,6 +177,20 @@ async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> Jo
         record = _failed("scan", key, item, exc)
     await _record(store, [record])
     return (await _done(store, "scan", [key]))[key]
+
+
+async def page_job(item: dict[str, Any], settings: Settings, store: Store) -> None:
+    """One page of a distributed site scan (tools.scan_jobs.page_job)."""
+    from pagetrail.tools.scan_jobs import page_job as crawl_one
+
+    await crawl_one(item, settings, store, _sender(settings))
+
+
+def _sender(settings: Settings) -> Callable[[str, list[dict[str, Any]]], None]:
+    """How a job sends the jobs it fans out: to the workers (the broker is configured)."""
+    from pagetrail.tools.dispatch import send_jobs
+
+    return lambda kind, items: send_jobs(settings, kind, items)  # type: ignore[arg-type]
 
 
 async def digest_job(item: dict[str, Any], settings: Settings, store: Store) -> JobRecord:
@@ -180,9 +212,14 @@ async def digest_job(item: dict[str, Any], settings: Settings, store: Store) -> 
 
 
 async def run_job(kind: JobKind, items: Sequence[dict[str, Any]], settings: Settings,
-                  store: Store) -> list[JobRecord]:
-    """Run jobs of one kind (checks together, the others one by one)."""
+                  store: Store) -> list[JobRecord | None]:
+    """Run jobs of one kind (checks together, the others one by one). None for a job whose
+    outcome is recorded later (a fanned-out scan) or elsewhere (a page, in its frontier)."""
     if kind == "check":
-        return await check_jobs(items, settings, store)
+        return list(await check_jobs(items, settings, store))
+    if kind == "page":
+        for item in items:
+            await page_job(item, settings, store)
+        return [None] * len(items)
     single = {"recover": recover_job, "scan": scan_job, "digest": digest_job}[kind]
     return [await single(item, settings, store) for item in items]
