@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import JSON, DateTime, Index, String, Text, func, or_, select
+from sqlalchemy import JSON, DateTime, Index, String, Text, and_, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -91,6 +91,25 @@ def mark_job(store: Store, kind: str, key: str, item: dict[str, Any],
             where=JobRow.status == "queued")
     with store.session() as s:
         s.execute(statement, [row])
+
+
+def claim_job(store: Store, kind: str, key: str, item: dict[str, Any], *,
+              stale_after: timedelta) -> bool:
+    """Take a job to run it here: True when the caller now holds it — nobody had it, it was
+    only queued, or its holder has said nothing for `stale_after` (died: its time limit is
+    past). False when it is finished, or running elsewhere. Atomic: of callers racing for
+    one job, one wins."""
+    now = utcnow()
+    statement = _insert(store)(JobRow).values(
+        kind=kind, key=key, input=item, status="running", result={}, error="",
+        finished_at=now)
+    statement = statement.on_conflict_do_update(
+        index_elements=["kind", "key"], set_={"status": "running", "finished_at": now},
+        where=or_(JobRow.status == "queued",
+                  and_(JobRow.status == "running", JobRow.finished_at < now - stale_after)),
+    ).returning(JobRow.id)
+    with store.session() as s:
+        return s.execute(statement).first() is not None
 
 
 def job_state(store: Store, kind: str, key: str) -> tuple[JobState, JobRecord | None]:

@@ -321,3 +321,42 @@ def test_celery_worker_refuses_a_configuration_that_cannot_work(tmp_path) -> Non
     assert result.returncode == 2
     assert "pagetrail: config_error: PAGETRAIL_BROKER_URL is set but the store is SQLite" in (
         result.stderr + result.stdout)
+
+
+async def test_a_site_watched_by_two_channels_is_scanned_once_per_period(store) -> None:
+    """Two channels' digest jobs at once (as on two workers): one scan of the site, keyed by
+    site, options and period; each channel's digest is built from it."""
+    from sqlalchemy import func, select
+    from test_scanner import Site, fast_settings, page
+
+    from pagetrail.store.models import DigestRun, Watch
+    from pagetrail.store.scans import Scan
+    from pagetrail.tools.jobs import digest_job
+
+    with Site() as site:
+        site.routes["/"] = page("Home", ("/a.html", "A"), ("/gone.html", "Gone"))
+        site.routes["/a.html"] = page("A")
+        with store.session() as s:
+            s.add_all([Watch(channel="C1", target=site.url("/")),
+                       Watch(channel="C2", target=site.url("/")),
+                       Watch(channel="C2", target=site.url("/a.html"))])
+        settings = fast_settings()
+        records = await asyncio.gather(*(
+            digest_job({"channel": channel, "request": f"req-{channel}", "recover": False},
+                       settings, store) for channel in ("C1", "C2")))
+        assert [r.status for r in records] == ["done", "done"]
+        assert site.hits["/"] == 1  # the root page fetched by one scan only
+        with store.session() as s:
+            scans = s.scalar(select(func.count()).select_from(Scan))
+            runs = {run.channel: run.summary for run in s.scalars(select(DigestRun))}
+        assert scans == 2  # the shared site, and C2's own page
+        shared = {scan["target"]: scan["scan_id"] for run in runs.values()
+                  for scan in run["scans"]}
+        ids = [scan["scan_id"] for scan in runs["C1"]["scans"]]
+        assert ids == [shared[site.url("/")]] and all(ids)
+        assert [s["scan_id"] for s in runs["C2"]["scans"]
+                if s["target"] == site.url("/")] == ids
+        # A later digest job in the same period reads the scan back; nothing is fetched.
+        again = await digest_job({"channel": "C1", "request": "req-later", "recover": False},
+                                 settings, store)
+        assert again.status == "done" and site.hits["/"] == 1

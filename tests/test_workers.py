@@ -409,7 +409,8 @@ async def test_kill_9_of_a_worker_mid_scan_loses_no_page_and_doubles_no_row(
 async def test_digests_fan_out_one_job_per_channel(tiny_world, testbed, pg_url, redis_url,
                                                    workers):
     """`digest run` with a broker: each channel's digest is built by a worker and read back
-    as the ChannelDigest the in-process run returns (recorded as a ready DigestRun)."""
+    as the ChannelDigest the in-process run returns (recorded as a ready DigestRun); the
+    page both channels watch is scanned once (two workers, the digest jobs at once)."""
     from pagetrail.store import Store
     from pagetrail.store.models import Watch
     from pagetrail.tools.dispatch import CeleryDispatcher, digest_runner
@@ -420,14 +421,23 @@ async def test_digests_fan_out_one_job_per_channel(tiny_world, testbed, pg_url, 
     with store.session() as s:
         s.add_all([Watch(channel="C1", target=tiny_world.blog_page),
                    Watch(channel="C2", target=tiny_world.blog_page)])
-    worker = workers("digester", env, queues="digests")
-    worker.wait_ready()
+    from sqlalchemy import func, select
+
+    from pagetrail.store.scans import Scan
+
+    started = [workers(f"digester{i}", env, queues="digests") for i in (1, 2)]
+    for worker in started:
+        worker.wait_ready()
     try:
         runner = digest_runner(CeleryDispatcher(_settings(env), store, poll_seconds=0.2))
         digests = await runner(store, _settings(env), recover=False)
+        with store.session() as s:
+            scans = s.scalar(select(func.count()).select_from(Scan))
     finally:
         store.dispose()
     assert sorted(d.channel for d in digests) == ["C1", "C2"]
     assert all(d.run_id and d.scans and d.scans[0].target == tiny_world.blog_page
                for d in digests)
-    assert len(re.findall(r"pagetrail\.digest\[[0-9a-f-]+\] received", worker.output())) == 2
+    assert scans == 1 and len({d.scans[0].scan_id for d in digests}) == 1
+    logs = "".join(w.output() for w in started)
+    assert len(re.findall(r"pagetrail\.digest\[[0-9a-f-]+\] received", logs)) == 2

@@ -303,7 +303,8 @@ def digest_runner(dispatcher: Dispatcher) -> Callable[..., Any]:
     """A drop-in for `tools.digest.run_digests` that builds each channel's digest as a job
     (on the workers when the dispatcher is Celery): one digest job per channel, the digests
     read back from the runs the jobs recorded. A target watched by several channels is
-    scanned by each channel's job (the in-process run scans it once)."""
+    scanned once per period: the channels' jobs share one scan job keyed by site, options
+    and period (tools.jobs.shared_site_scan)."""
     import uuid
 
     from pagetrail.store.jobs import digest_run_summaries

@@ -18,7 +18,9 @@ Inputs are plain JSON objects (they travel in broker messages):
 - page:    {"scan", "url", "depth", "target", "max_depth", "max_pages", "same_site_only"}
            key: hash of scan and URL; recorded in the scan's frontier (store.frontier), not
            in the jobs table
-- digest:  {"channel", "request", "recover"}    key: request id
+- digest:  {"channel", "request", "recover"}    key: request id; the scans of its watched
+           targets are shared with the other channels' digest jobs of the period
+           (`shared_site_scan`: a scan job whose request is watch:PERIOD:OPTIONS-KEY)
 """
 
 from __future__ import annotations
@@ -27,13 +29,17 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import Any, Literal
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
 
 from pagetrail.store.db import Store
 from pagetrail.store.jobs import JobRecord, load_jobs, mark_job, record_jobs
-from pagetrail.tools.errors import BadJobInput, PagetrailError
+from pagetrail.tools.errors import BadJobInput, JobFailed, PagetrailError
 from pagetrail.tools.settings import Settings
+
+if TYPE_CHECKING:
+    from pagetrail.tools.digest import ScanDigest
+    from pagetrail.tools.scanner import ScanOptions
 
 JobKind = Literal["check", "recover", "scan", "page", "digest"]
 KINDS: tuple[JobKind, ...] = ("check", "recover", "scan", "page", "digest")
@@ -144,11 +150,12 @@ async def recover_job(item: dict[str, Any], settings: Settings, store: Store) ->
 
 # --- scan and digest (long work the faces enqueue) -----------------------------------------
 
-async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> JobRecord | None:
+async def scan_job(item: dict[str, Any], settings: Settings, store: Store, *,
+                   fan_out: bool | None = None) -> JobRecord | None:
     """Scan one target and build its digest. In-process the scanner resumes an unfinished
     scan of the same target and options, so a redelivered scan continues instead of starting
-    over. With a broker the scan is fanned out as page jobs (tools.scan_jobs) and None is
-    returned: the page job that drains the frontier records this job's outcome."""
+    over. With a broker (or `fan_out`) the scan is fanned out as page jobs (tools.scan_jobs)
+    and None is returned: the page job that drains the frontier records this job's outcome."""
     from pagetrail.tools.digest import build_digest, to_json
     from pagetrail.tools.scanner import ScanOptions, scan
 
@@ -157,7 +164,7 @@ async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> Jo
     if key in done:
         return done[key]
     await _running(store, "scan", key, item)
-    if settings.broker_url:
+    if settings.broker_url if fan_out is None else fan_out:
         from pagetrail.tools.scan_jobs import start_scan
 
         try:
@@ -204,11 +211,44 @@ async def digest_job(item: dict[str, Any], settings: Settings, store: Store) -> 
         return done[key]
     await _running(store, "digest", key, item)
     digests = await run_digests(store, settings, channel=item["channel"],
-                                recover=bool(item.get("recover", True)))
+                                recover=bool(item.get("recover", True)),
+                                scanned=lambda target, options, period: shared_site_scan(
+                                    target, options, period, settings, store))
     record = JobRecord("digest", key, item, "done",
                        {"runs": [d.run_id for d in digests], "channel": item["channel"]})
     await _record(store, [record])
     return (await _done(store, "digest", [key]))[key]
+
+
+SHARED_SCAN_POLL = 1.0  # seconds between looks at a shared scan another job is running
+
+
+async def shared_site_scan(target: str, options: ScanOptions, period: str, settings: Settings,
+                           store: Store) -> ScanDigest:
+    """The digest of the scan of `target` for `period`, shared by every digest job of that
+    period (a site watched by several channels is scanned once, not once per channel): a
+    scan job keyed by site, options and period. The first digest job to claim it runs it
+    here, in-process (fanning it out would have this job wait, holding a worker, for page
+    jobs that may need that very worker); the others wait for its record. A holder that died
+    is taken over once the scan's time limit has passed. JobFailed: the scan failed."""
+    from pagetrail.store.jobs import claim_job
+    from pagetrail.tools.digest import ScanDigest
+
+    item = {"target": target, "depth": options.depth, "max_pages": options.max_pages,
+            "same_site_only": options.same_site_only,
+            "request": f"watch:{period}:{options.key(target)}"}
+    key = job_key("scan", item)
+    stale = timedelta(seconds=settings.scan_time_limit + 60)
+    while True:
+        record = (await _done(store, "scan", [key])).get(key)
+        if record is None and await asyncio.to_thread(claim_job, store, "scan", key, item,
+                                                      stale_after=stale):
+            record = await scan_job(item, settings, store, fan_out=False)
+        if record is not None:
+            if record.status != "done":
+                raise JobFailed(f"the scan of {target} failed: {record.error}")
+            return ScanDigest.model_validate(record.result)
+        await asyncio.sleep(SHARED_SCAN_POLL)
 
 
 async def run_job(kind: JobKind, items: Sequence[dict[str, Any]], settings: Settings,
