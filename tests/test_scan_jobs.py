@@ -161,3 +161,29 @@ async def test_a_redelivered_page_job_is_a_no_op(store) -> None:
         assert pages == []  # every child is done: nothing to send
         assert view(store, key) == before
         assert load_jobs(store, "scan", [key])[key] == record
+
+
+async def test_a_page_job_that_failed_for_good_is_named_and_the_scan_still_finishes(
+        store) -> None:
+    """What the Celery task's on_failure does with a page job whose retries are spent."""
+    from pagetrail.tools.scan_jobs import abandon_page
+
+    settings = fast_settings()
+    with Site() as site:
+        build_site(site)
+        item = {"target": site.url("/a.html"), "request": "r3", "depth": 1, "max_pages": 5,
+                "same_site_only": False}
+        sent: list[dict[str, Any]] = []
+        key = job_key("scan", item)
+        await start_scan(item, key, settings, store, lambda kind, items: sent.extend(items))
+        assert [job["url"] for job in sent] == [site.url("/a.html")]
+        assert load_jobs(store, "scan", [key]) == {}  # pending: not finished
+        await abandon_page(sent[0], settings, store, "SoftTimeLimitExceeded: page")
+        record = load_jobs(store, "scan", [key])[key]
+        assert record.status == "done" and record.result["pages_crawled"] == 0
+        scan_row = get_scan(store, key)
+        assert scan_row is not None and scan_row.status == "done"
+        assert scan_row.summary["problems"] == [{"url": site.url("/a.html"),
+                                                 "code": "job_failed",
+                                                 "reason": "SoftTimeLimitExceeded: page"}]
+        assert site.hits["/a.html"] == 0

@@ -119,6 +119,13 @@ class JobTask(Task):
         error = f"{type(exc).__name__}: {exc}"
         log.error("job %s %s failed for good: %s", self.kind, task_id, error)
         try:
+            if self.kind == "page":  # its scan goes on without it (and can finish)
+                from pagetrail.tools.scan_jobs import abandon_page
+
+                for item in items:
+                    _runner().run(abandon_page(item, get_settings(), _store(get_settings()),
+                                               error))
+                return
             record_jobs(_store(get_settings()), [
                 JobRecord(self.kind, job_key(self.kind, item), item, "failed", {}, error)
                 for item in items])

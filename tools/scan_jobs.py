@@ -242,6 +242,25 @@ async def _crawl(item: dict[str, Any], settings: Settings, store: Store) -> None
         log.info("page %s of scan %s was recorded by another delivery", url, scan_id)
 
 
+async def abandon_page(item: dict[str, Any], settings: Settings, store: Store,
+                       error: str) -> None:
+    """A page job that failed for good (its retries or time limit spent): the page is done
+    as a page the scan could not read (named in the report's problems), the links it had
+    claimed are left unchecked, and the scan finishes if that drained its frontier."""
+    scan_id, url = str(item["scan"]), str(item["url"])
+    links = await asyncio.to_thread(children, store, scan_id, url, "link")
+    notes = {"skipped": {"pages_unreadable": 1, "links_unchecked": len(links)},
+             "problems": [asdict(PageProblem(url=url, code="job_failed",
+                                             reason=error[:300]))], "requests": 0}
+
+    def record() -> None:
+        with store.session() as session:
+            finish_page(session, scan_id, url, [link.url for link in links], notes)
+
+    await asyncio.to_thread(record)
+    await maybe_finish(scan_id, settings, store, redelivered=True)
+
+
 # --- the scan: start and finish -----------------------------------------------------------
 
 async def start_scan(item: dict[str, Any], key: str, settings: Settings, store: Store,
