@@ -12,12 +12,16 @@ redelivered page job finds the same links to check instead of none.
 - `finish_page` marks a page and its links done in the caller's transaction, only those not
   done yet: of two deliveries of one page job, one records (PostgreSQL's row lock makes the
   second wait, then find the rows done);
+- the crawl goes level by level, as the in-process scanner's breadth-first queue does (a
+  page's depth is its shortest path from a seed, whichever worker is faster): the pages of
+  level d+1 are sent (`send_level`) by the job that finds level d over
+  (`unfinished_pages`);
 - `pending_count` = 0 after a page job's commit means the frontier is drained.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -42,6 +46,7 @@ class FrontierEntry(Base):
     depth: Mapped[int] = mapped_column(Integer, default=0)
     parent_key: Mapped[str] = mapped_column(String(64), default="")
     done: Mapped[bool] = mapped_column(Boolean, default=False)
+    sent: Mapped[bool] = mapped_column(Boolean, default=False)  # a page whose job was sent
     # A page's own account, summed when the scan finishes: skipped counts, the problem
     # that kept it unread, the requests its job made.
     notes: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
@@ -104,7 +109,8 @@ def claim(store: Store, scan_id: str, parent: str, candidates: Sequence[Candidat
             known.add(key)
             urls += 1
             rows.append({"scan_id": scan_id, "url_key": key, "url": alias, "kind": "alias",
-                         "depth": 0, "parent_key": parent_key, "done": True, "notes": {}})
+                         "depth": 0, "parent_key": parent_key, "done": True, "sent": False,
+                         "notes": {}})
         for candidate in candidates:
             key = url_key(candidate.url)
             if key in known:
@@ -118,7 +124,7 @@ def claim(store: Store, scan_id: str, parent: str, candidates: Sequence[Candidat
             pages += kind == "page"
             rows.append({"scan_id": scan_id, "url_key": key, "url": candidate.url,
                          "kind": kind, "depth": candidate.depth, "parent_key": parent_key,
-                         "done": False, "notes": {}})
+                         "done": False, "sent": False, "notes": {}})
         if rows:
             s.execute(_insert(s)(FrontierEntry).on_conflict_do_nothing(
                 index_elements=["scan_id", "url_key"]), rows)
@@ -178,6 +184,33 @@ def finish_page(session: Session, scan_id: str, page: str, links: Sequence[str],
                 c.scan_id == scan_id, c.url_key.in_(list(pending))).values(done=True))
             done.update(keys[k] for k in pending)
     return done
+
+
+def unfinished_pages(store: Store, scan_id: str, depth: int) -> int:
+    """Pages at `depth` or less not done yet: 0 means the crawl's level `depth` is over."""
+    c = FrontierEntry.__table__.c
+    with store.session() as s:
+        return int(s.scalar(select(func.count()).select_from(FrontierEntry).where(
+            c.scan_id == scan_id, c.kind == "page", c.depth <= depth,
+            c.done.is_(False))) or 0)
+
+
+def send_level(store: Store, scan_id: str, depth: int,
+               send: Callable[[list[Entry]], None]) -> int:
+    """Hand the pages at `depth` not sent yet to `send`, and mark them sent, in one
+    transaction: the rows stay locked while `send` runs, so of two callers one sends them
+    (the other then finds none), and a caller that dies before its commit leaves them unsent
+    for the next caller. Returns how many were sent."""
+    c = FrontierEntry.__table__.c
+    with store.session() as s:
+        rows = s.execute(update(FrontierEntry.__table__).where(
+            c.scan_id == scan_id, c.kind == "page", c.depth == depth, c.sent.is_(False),
+            c.done.is_(False)).values(sent=True).returning(c.url, c.kind, c.depth, c.done)
+        ).all()
+        entries = sorted((Entry(*row) for row in rows), key=lambda e: e.url)
+        if entries:
+            send(entries)
+    return len(entries)
 
 
 def pending_count(store: Store, scan_id: str) -> int:

@@ -43,8 +43,10 @@ def build_site(site: Site) -> None:
 
 async def run_fanned_out(store: Store, settings: Any, item: dict[str, Any], *,
                          redeliver: float = 0.0, seed: int = 7) -> None:
-    """Run the scan job and every page job it leads to; `redeliver`: the share of page jobs
-    delivered a second time, right after the first, in a shuffled order."""
+    """Run the scan job and every page job it leads to, the last sent first (depth first:
+    the order least like the in-process scanner's breadth-first queue, as when one worker
+    is much faster than another); `redeliver`: the share of page jobs delivered a second
+    time, right after the first."""
     sent: list[dict[str, Any]] = []
 
     def send(kind: str, items: list[dict[str, Any]]) -> None:
@@ -54,13 +56,10 @@ async def run_fanned_out(store: Store, settings: Any, item: dict[str, Any], *,
     chance = random.Random(seed)
     await start_scan(item, job_key("scan", item), settings, store, send)
     while sent:
-        batch = list(sent)
-        sent.clear()
-        chance.shuffle(batch)
-        for job in batch:
+        job = sent.pop()
+        await page_job(job, settings, store, send)
+        if chance.random() < redeliver:
             await page_job(job, settings, store, send)
-            if chance.random() < redeliver:
-                await page_job(job, settings, store, send)
 
 
 def view(store: Store, scan_id: str) -> dict[str, Any]:
@@ -178,7 +177,8 @@ async def test_a_page_job_that_failed_for_good_is_named_and_the_scan_still_finis
         await start_scan(item, key, settings, store, lambda kind, items: sent.extend(items))
         assert [job["url"] for job in sent] == [site.url("/a.html")]
         assert load_jobs(store, "scan", [key]) == {}  # pending: not finished
-        await abandon_page(sent[0], settings, store, "SoftTimeLimitExceeded: page")
+        await abandon_page(sent[0], settings, store, "SoftTimeLimitExceeded: page",
+                           lambda kind, items: sent.extend(items))
         record = load_jobs(store, "scan", [key])[key]
         assert record.status == "done" and record.result["pages_crawled"] == 0
         scan_row = get_scan(store, key)

@@ -120,11 +120,14 @@ class JobTask(Task):
         log.error("job %s %s failed for good: %s", self.kind, task_id, error)
         try:
             if self.kind == "page":  # its scan goes on without it (and can finish)
+                from pagetrail.tools.dispatch import send_jobs
                 from pagetrail.tools.scan_jobs import abandon_page
 
+                settings = get_settings()
                 for item in items:
-                    _runner().run(abandon_page(item, get_settings(), _store(get_settings()),
-                                               error))
+                    _runner().run(abandon_page(
+                        item, settings, _store(settings), error,
+                        lambda kind, batch: send_jobs(settings, kind, batch)))  # type: ignore[arg-type]
                 return
             record_jobs(_store(get_settings()), [
                 JobRecord(self.kind, job_key(self.kind, item), item, "failed", {}, error)

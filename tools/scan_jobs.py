@@ -9,15 +9,18 @@ With a broker configured, a scan job (tools.jobs.scan_job) does not crawl the si
    the page links to under the scan's caps (same-site pages within the depth become pages,
    the rest links, URLs per scan and pages per scan capped as in-process), checks the links
    it claimed, and records the page, its links and every check in one transaction that also
-   marks its frontier rows done; then it sends the page jobs of the pages it claimed;
+   marks its frontier rows done; the page job that ends a level of the crawl (no page at its
+   depth or less left) sends the next level's page jobs — level by level, so that a page's
+   depth is its shortest path from a seed, as in the in-process breadth-first crawl, however
+   fast each worker is;
 3. the page job whose commit leaves no frontier row pending is the coordinator: it takes the
    scan from running to finishing (one caller can), builds the report and the digest from
    the store exactly as an in-process scan does (scanner.summarize, scanner.complete,
    digest.build_digest) and records the scan job's outcome, which the dispatcher is polling.
 
-Redelivery: a page job whose page row is done records nothing again; it only re-sends its
-pending child pages (it may have died before sending them) and looks for the drained frontier
-(it may have died before finishing the scan). Two deliveries of one page at once: the page
+Redelivery: a page job whose page row is done records nothing again; it only looks for the
+end of its level (it may have died before sending the next) and for the drained frontier (it
+may have died before finishing the scan). Two deliveries of one page at once: the page
 row's lock lets one record (store.frontier.finish_page). A page job lost with a killed worker
 comes back from the broker (late acks) and is done then.
 
@@ -47,6 +50,8 @@ from pagetrail.store.frontier import (
     open_scan_with_id,
     page_notes,
     pending_count,
+    send_level,
+    unfinished_pages,
 )
 from pagetrail.store.jobs import JobRecord, record_jobs
 from pagetrail.store.linkgraph import Edge
@@ -183,11 +188,21 @@ async def page_job(item: dict[str, Any], settings: Settings, store: Store, send:
         log.warning("page job for %s: not a page of scan %s; ignored", url, scan_id)
         return
     if not own.done:
-        await _crawl(item, settings, store)
-    pending = await asyncio.to_thread(children, store, scan_id, url, "page")
-    if pending:
-        send("page", [{**item, "url": e.url, "depth": e.depth} for e in pending])
-    await maybe_finish(scan_id, settings, store, redelivered=own.done)
+        await _crawl({**item, "depth": own.depth}, settings, store)
+    await advance(item, own.depth, settings, store, send, redelivered=own.done)
+
+
+async def advance(item: dict[str, Any], depth: int, settings: Settings, store: Store,
+                  send: Send, *, redelivered: bool) -> None:
+    """After a page of level `depth` is done: if that level is over, send the next level's
+    pages (one caller does: store.frontier.send_level); if nothing is left, finish."""
+    scan_id = str(item["scan"])
+    if not await asyncio.to_thread(unfinished_pages, store, scan_id, depth):
+        await asyncio.to_thread(
+            send_level, store, scan_id, depth + 1,
+            lambda pages: send("page", [{**item, "url": e.url, "depth": e.depth}
+                                        for e in pages]))
+    await maybe_finish(scan_id, settings, store, redelivered=redelivered)
 
 
 async def _crawl(item: dict[str, Any], settings: Settings, store: Store) -> None:
@@ -242,8 +257,8 @@ async def _crawl(item: dict[str, Any], settings: Settings, store: Store) -> None
         log.info("page %s of scan %s was recorded by another delivery", url, scan_id)
 
 
-async def abandon_page(item: dict[str, Any], settings: Settings, store: Store,
-                       error: str) -> None:
+async def abandon_page(item: dict[str, Any], settings: Settings, store: Store, error: str,
+                       send: Send) -> None:
     """A page job that failed for good (its retries or time limit spent): the page is done
     as a page the scan could not read (named in the report's problems), the links it had
     claimed are left unchecked, and the scan finishes if that drained its frontier."""
@@ -258,7 +273,9 @@ async def abandon_page(item: dict[str, Any], settings: Settings, store: Store,
             finish_page(session, scan_id, url, [link.url for link in links], notes)
 
     await asyncio.to_thread(record)
-    await maybe_finish(scan_id, settings, store, redelivered=True)
+    own = await asyncio.to_thread(entry, store, scan_id, url)
+    await advance(item, own.depth if own else int(item["depth"]), settings, store, send,
+                  redelivered=True)
 
 
 # --- the scan: start and finish -----------------------------------------------------------
@@ -283,9 +300,9 @@ async def start_scan(item: dict[str, Any], key: str, settings: Settings, store: 
     seeds = list(dict.fromkeys(seeds))[:options.max_pages]
     await asyncio.to_thread(claim, store, key, "", [Candidate(url, True, 0) for url in seeds],
                             max_urls=settings.scan_max_links, max_pages=options.max_pages)
-    pending = await asyncio.to_thread(children, store, key, "", "page")
-    if pending:
-        send("page", [page_item(key, item, e.url, e.depth) for e in pending])
+    # The seeds are level 0: sent unless a first delivery of this job sent them.
+    await asyncio.to_thread(send_level, store, key, 0, lambda pages: send(
+        "page", [page_item(key, item, e.url, e.depth) for e in pages]))
     await maybe_finish(key, settings, store, redelivered=True)
 
 

@@ -24,6 +24,7 @@ def upgrade() -> None:
     sa.Column('depth', sa.Integer(), nullable=False),
     sa.Column('parent_key', sa.String(length=64), nullable=False),
     sa.Column('done', sa.Boolean(), nullable=False),
+    sa.Column('sent', sa.Boolean(), nullable=False),
     sa.Column('notes', sa.JSON(), nullable=False),
     sa.PrimaryKeyConstraint('id')
     )
