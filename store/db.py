@@ -13,7 +13,13 @@ from typing import Any
 
 from sqlalchemy import Connection, Dialect, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    InterfaceError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
@@ -119,6 +125,9 @@ class Store:
 # What a caller outside store/ catches when the store fails: the driver's errors and the
 # one-line StoreUnavailable they are turned into (callers need not know SQLAlchemy).
 STORE_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError, StoreUnavailable)
+# The driver's faults that pass (connection lost, server restarting): a queue worker retries
+# a job that met one (tools.celery_app) instead of failing it.
+TRANSIENT_STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 
 
 @contextmanager

@@ -26,9 +26,8 @@ from celery import Celery, Task, signals
 from celery.exceptions import SoftTimeLimitExceeded
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from sqlalchemy.exc import InterfaceError, OperationalError
 
-from pagetrail.store.db import Store
+from pagetrail.store.db import TRANSIENT_STORE_ERRORS, Store
 from pagetrail.tools.jobs import JobKind, run_job
 from pagetrail.tools.settings import Settings, get_settings
 
@@ -38,8 +37,7 @@ QUEUES: dict[JobKind, str] = {"check": "checks", "recover": "recoveries", "scan"
                               "page": "pages", "digest": "digests"}
 TASK_NAMES: dict[JobKind, str] = {kind: f"pagetrail.{kind}" for kind in QUEUES}
 # Faults that pass: the job is retried later (with backoff) instead of failing.
-TRANSIENT = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError,
-             ConnectionError)
+TRANSIENT = (*TRANSIENT_STORE_ERRORS, RedisConnectionError, RedisTimeoutError, ConnectionError)
 HARD_LIMIT_MARGIN = 30  # seconds between the soft and the hard time limit
 
 
