@@ -303,9 +303,10 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         title="Result of a site scan",
         annotations=_annotations("Result of a site scan", read_only=True, open_world=False),
         description=(
-            "The state of a scan started with scan_site: queued (not finished yet), done "
-            "(with its digest: newly confirmed dead links, suspects, fixed ones; lists "
-            "clipped to 50) or failed (with the error). Cost: one store lookup." + UNTRUSTED),
+            "The state of a scan started with scan_site: queued (waiting for a worker), "
+            "running, done (with its digest: newly confirmed dead links, suspects, fixed "
+            "ones; lists clipped to 50), failed (with the error) or unknown (no such job: a "
+            "wrong id, or another store). Cost: one store lookup." + UNTRUSTED),
     )
     async def scan_site_result(
         job_id: Annotated[str, Field(min_length=1, max_length=64)],

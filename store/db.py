@@ -13,7 +13,13 @@ from typing import Any
 
 from sqlalchemy import Connection, Dialect, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    InterfaceError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
@@ -93,6 +99,12 @@ def _create_db_engine(url: str, pool: PoolSize) -> Engine:
                          pool_size=pool.size, max_overflow=pool.overflow)
 
 
+# What `Store.session()` yields: code outside store/ hands it on to store functions that
+# must share one transaction (a scan records pages, links and checks together) without
+# knowing it is an SQLAlchemy session.
+Transaction = Session
+
+
 class Store:
     """A migrated database and a session factory. Use `session()` for a transaction."""
 
@@ -105,7 +117,7 @@ class Store:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
+    def session(self) -> Iterator[Transaction]:
         """One transaction: committed when the block ends, rolled back on error.
         StoreUnavailable when the database cannot be used (locked past the busy timeout,
         unreachable): a one-line error for every face, not a driver traceback."""
@@ -119,6 +131,9 @@ class Store:
 # What a caller outside store/ catches when the store fails: the driver's errors and the
 # one-line StoreUnavailable they are turned into (callers need not know SQLAlchemy).
 STORE_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError, StoreUnavailable)
+# The driver's faults that pass (connection lost, server restarting): a queue worker retries
+# a job that met one (tools.celery_app) instead of failing it.
+TRANSIENT_STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 
 
 @contextmanager

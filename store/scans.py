@@ -42,7 +42,7 @@ from pagetrail.store.db import BulkWrite, Store
 from pagetrail.store.linkgraph import Edge as Edge
 from pagetrail.store.linkgraph import outlinks as outlinks
 from pagetrail.store.linkgraph import replace_edges_of_pages as replace_edges_of_pages
-from pagetrail.store.models import Base, LinkCheck, utcnow
+from pagetrail.store.models import Base, LinkCheck, LinkEdge, utcnow
 
 
 def url_key(url: str) -> str:
@@ -152,6 +152,31 @@ def done_pages(store: Store, scan_id: str) -> list[FrontierPage]:
                          .where(ScanPage.scan_id == scan_id, ScanPage.done.is_(True))
                          .order_by(ScanPage.id)).all()
     return [FrontierPage(url, depth, done) for url, depth, done in rows]
+
+
+def scan_checks_and_counts(store: Store, scan_id: str
+                           ) -> tuple[list[tuple[str, str, int | None, dict[str, Any] | None]],
+                                      int, int]:
+    """What a scan's report is built from: its checks (url, verdict, status, evidence), the
+    number of pages it crawled, and the number of links recorded on those pages.
+
+    Core statements on the session's connection: the ORM's row processing cost more than the
+    queries (a scan of a site reads back thousands of checks)."""
+    checks, edge_table = LinkCheck.__table__.c, LinkEdge.__table__.c
+    with store.session() as s:
+        connection = s.connection()
+        rows = connection.execute(select(checks.url, checks.verdict, checks.status,
+                                         checks.evidence)
+                                  .where(checks.scan_id == scan_id)).all()
+        pages = connection.execute(select(ScanPage.__table__.c.url)
+                                   .where(ScanPage.__table__.c.scan_id == scan_id)
+                                   ).scalars().all()
+        edges = 0
+        for start in range(0, len(pages), 500):
+            chunk = list(pages[start:start + 500])
+            edges += connection.execute(select(func.count()).select_from(LinkEdge.__table__)
+                                        .where(edge_table.page_url.in_(chunk))).scalar_one()
+    return [tuple(row) for row in rows], len(pages), int(edges)  # type: ignore[misc]
 
 
 # --- checks and link states -------------------------------------------------------------------

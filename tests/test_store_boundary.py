@@ -17,12 +17,6 @@ from sqlalchemy.orm import DeclarativeBase
 REPO = Path(__file__).resolve().parent.parent
 ENGINE_AND_FACES = ("tools", "server", "bot", "cli")
 
-# moved by branch scan: these keep their SQL until that branch's merge (the lead removes
-# this list then).
-KNOWN_EXCEPTIONS = frozenset({
-    "tools/scanner.py", "tools/jobs.py", "tools/dispatch.py", "tools/batch.py",
-    "tools/celery_app.py",
-})
 
 
 def imported_modules(tree: ast.AST) -> Iterator[tuple[int, str, tuple[str, ...]]]:
@@ -69,7 +63,7 @@ def _sources(package: str) -> Iterator[tuple[str, str]]:
 
 def test_no_sql_outside_the_store() -> None:
     found = [v for package in ENGINE_AND_FACES for where, source in _sources(package)
-             if where not in KNOWN_EXCEPTIONS for v in sql_violations(source, where)]
+             for v in sql_violations(source, where)]
     assert found == []
 
 

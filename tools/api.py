@@ -540,7 +540,8 @@ class SiteScanJob(BaseModel):
     """A site scan started as a job (on the workers when a broker is configured)."""
 
     job_id: str
-    status: Literal["queued", "done", "failed"]  # queued: not finished yet (or unknown id)
+    # queued: enqueued, not started; running: a worker is on it; unknown: no such job here
+    status: Literal["queued", "running", "done", "failed", "unknown"]
     target: str = ""
     digest: dict[str, Any] | None = None  # the scan's digest (sections clipped) when done
     error: str = ""
@@ -567,20 +568,20 @@ async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
 
 
 async def site_scan_status(job_id: str, *, store: Any) -> SiteScanJob:
-    from pagetrail.store.jobs import load_jobs
+    """Where a scan started by `start_site_scan` stands, from the store's jobs table."""
+    from pagetrail.store.jobs import job_state
     from pagetrail.tools.jobs import job_key
 
     key = job_key("scan", {"request": job_id})
-    record = (await asyncio.to_thread(load_jobs, store, "scan", [key])).get(key)
+    state, record = await asyncio.to_thread(job_state, store, "scan", key)
     if record is None:
-        return SiteScanJob(job_id=job_id, status="queued")
+        return SiteScanJob(job_id=job_id, status=state)
     digest = None
-    if record.status == "done":
+    if state == "done":
         digest = {name: value[:MAX_SCAN_LIST] if isinstance(value, list) else value
                   for name, value in record.result.items()}
-    return SiteScanJob(job_id=job_id, status="done" if record.status == "done" else "failed",
-                       target=str(record.input.get("target", "")), digest=digest,
-                       error=record.error)
+    return SiteScanJob(job_id=job_id, status=state, target=str(record.input.get("target", "")),
+                       digest=digest, error=record.error)
 MAX_ARCHIVE_URLS = 20  # one request's captures (Save Page Now's limits are per account)
 
 

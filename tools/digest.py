@@ -18,6 +18,7 @@ import logging
 import time
 import zlib
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -444,6 +445,10 @@ def to_json(digest: ScanDigest | ChannelDigest) -> dict[str, Any]:
 
 # --- the weekly run -------------------------------------------------------------------------
 
+# (target, options, period) → that scan's digest: a scan shared by several digest runs.
+SharedScan = Callable[[str, ScanOptions, str], Awaitable[ScanDigest]]
+
+
 def period_of(at: datetime) -> str:
     year, week, _ = at.isocalendar()
     return f"{year}-W{week:02d}"
@@ -474,15 +479,20 @@ def stored_digest(summary: dict[str, Any]) -> ChannelDigest | None:
 
 async def _target_digest(store: Store, target: str, *, settings: Settings,
                          options: ScanOptions | None, clock: Clock, recover: bool,
-                         recover_limit: int, recover_seconds: float) -> ScanDigest:
+                         recover_limit: int, recover_seconds: float,
+                         scanned: SharedScan | None = None) -> ScanDigest:
     """Scan one watched target and digest it. Its failure (TARGET_ERRORS) is this target's
     error in the digest, never the other targets' (nor every channel's). Cancellation and
-    Ctrl-C are not caught."""
+    Ctrl-C are not caught. `scanned`: where the scan's digest comes from instead of a scan
+    of its own (the digest jobs' shared scan of a site per period, tools.jobs)."""
     result: ScanResult | None = None
     try:
-        result = await scan(target, store=store, settings=settings, options=options,
-                            clock=clock)
-        digest = await asyncio.to_thread(build_digest, store, result)
+        if scanned is not None:
+            digest = await scanned(target, options or ScanOptions(), period_of(clock()))
+        else:
+            result = await scan(target, store=store, settings=settings, options=options,
+                                clock=clock)
+            digest = await asyncio.to_thread(build_digest, store, result)
     except TARGET_ERRORS as exc:
         stage = "scan" if result is None else "digest"
         if isinstance(exc, PagetrailError):
@@ -522,9 +532,12 @@ async def run_digests(store: Store, settings: Settings | None = None, *,
                       clock: Clock | None = None, options: ScanOptions | None = None,
                       recover: bool = True, recover_limit: int = 10,
                       recover_seconds: float = 300.0,
-                      channel: str | None = None) -> list[ChannelDigest]:
+                      channel: str | None = None,
+                      scanned: SharedScan | None = None) -> list[ChannelDigest]:
     """Scan every watched target (each once, however many channels watch it) and return one
-    digest per channel, each recorded as a DigestRun (status "ready", not yet posted)."""
+    digest per channel, each recorded as a DigestRun (status "ready", not yet posted).
+    `scanned`: the scans' digests come from there (one scan per site and period shared by
+    the channels' separate digest jobs) instead of scans of this run's own."""
     settings = settings or get_settings()
     clock = clock or utc_now
     watches = await asyncio.to_thread(_watches, store)
@@ -534,7 +547,7 @@ async def run_digests(store: Store, settings: Settings | None = None, *,
     for target in dict.fromkeys(t for targets in watches.values() for t in targets):
         digests_by_target[target] = await _target_digest(
             store, target, settings=settings, options=options, clock=clock, recover=recover,
-            recover_limit=recover_limit, recover_seconds=recover_seconds)
+            recover_limit=recover_limit, recover_seconds=recover_seconds, scanned=scanned)
     period = period_of(clock())
     out: list[ChannelDigest] = []
     for name, targets in watches.items():
