@@ -15,6 +15,15 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from pagetrail import (
+    PagetrailError,
+    Settings,
+    add_watch,
+    list_watches,
+    origin_of,
+    remove_watch,
+    validate_url,
+)
 from pagetrail.bot import blocks
 from pagetrail.bot.commands import (
     CommandUsageError,
@@ -26,11 +35,6 @@ from pagetrail.bot.commands import (
 from pagetrail.bot.engine import BotEngine
 from pagetrail.bot.posting import DELIVERY_ERRORS, SlackPoster
 from pagetrail.bot.ratelimit import KeyedLimiter, job_keys
-from pagetrail.bot.watches import add_watch, list_watches, remove_watch
-from pagetrail.tools.errors import PagetrailError
-from pagetrail.tools.netguard import ensure_fetchable, origin_of
-from pagetrail.tools.settings import Settings
-from pagetrail.tools.urls import validate_url
 
 log = logging.getLogger(__name__)
 
@@ -204,23 +208,27 @@ class SlackBot:
                        user: str) -> dict[str, Any]:
         store = self.engine.store
         if request.action == "watch":
-            # The same gate as every face's URLs: a name resolving to a private address is
-            # refused now, not at the first weekly scan.
-            await ensure_fetchable(request.target, self.engine.settings)
-            added = await asyncio.to_thread(add_watch, store, channel, request.target, by=user)
-            target = blocks.escape(request.target)  # an in-channel message: no mentions
+            # The API refuses a name resolving to a private address now, as every face
+            # does, not at the first weekly scan.
+            change = await add_watch(request.target, channel=channel, by=user,
+                                     settings=self.engine.settings, store=store)
+            target = blocks.escape(change.target)  # an in-channel message: no mentions
             text = (f"This channel now watches {target}: a link-rot digest comes "
-                    "weekly." if added else f"This channel already watches {target}.")
-            return {"response_type": "in_channel" if added else "ephemeral", "text": text}
+                    "weekly." if change.changed else f"This channel already watches {target}.")
+            return {"response_type": "in_channel" if change.changed else "ephemeral",
+                    "text": text}
         if request.action == "unwatch":
-            removed = await asyncio.to_thread(remove_watch, store, channel, request.target)
-            target = blocks.escape(request.target)
-            text = (f"This channel no longer watches {target}." if removed
+            change = await remove_watch(request.target, channel=channel,
+                                        settings=self.engine.settings, store=store)
+            target = blocks.escape(change.target)
+            text = (f"This channel no longer watches {target}." if change.changed
                     else f"This channel does not watch {target}.")
-            return {"response_type": "in_channel" if removed else "ephemeral", "text": text}
+            return {"response_type": "in_channel" if change.changed else "ephemeral",
+                    "text": text}
         if request.action == "list":
-            targets = await asyncio.to_thread(list_watches, store, channel)
-            return {"response_type": "ephemeral", **blocks.watches_blocks(targets)}
+            (watched,) = await list_watches(channel=channel, settings=self.engine.settings,
+                                            store=store)
+            return {"response_type": "ephemeral", **blocks.watches_blocks(watched.targets)}
         if request.action == "digest":
             if self.digest_runner is None:
                 raise CommandUsageError("digests are not enabled in this deployment")

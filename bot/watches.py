@@ -1,5 +1,6 @@
-"""A channel's watches: the store's (store.watches), under the bot's old import path."""
+"""The channels that watch something: the digest poster's question (bot/digest_post.py,
+until branch store lands and moves its SQL to store/)."""
 
-from pagetrail.store.watches import add_watch, list_watches, remove_watch, watched_channels
+from pagetrail.store.watches import watched_channels
 
-__all__ = ["add_watch", "list_watches", "remove_watch", "watched_channels"]
+__all__ = ["watched_channels"]

@@ -41,10 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def infer_handler(args: argparse.Namespace) -> int:
-    from pagetrail.store import open_store
-    from pagetrail.store.moves import moves_for_site
-    from pagetrail.tools.aliases import KnownMove, infer_aliases
-    from pagetrail.tools.urls import validate_url
+    from pagetrail import KnownMove, infer_aliases, moves_for_site, open_store, validate_url
 
     url = validate_url(args.url)
     records = moves_for_site(open_store(), url)
@@ -63,8 +60,9 @@ def infer_handler(args: argparse.Namespace) -> int:
 
 
 def eval_handler(args: argparse.Namespace) -> int:
-    from pagetrail.tools.alias_eval import SWEEP_GRID, evaluate_aliases, load_fable_dataset
-    from pagetrail.tools.aliases import Thresholds
+    from pagetrail import ALIAS_SWEEP_GRID as SWEEP_GRID
+    from pagetrail import AliasThresholds as Thresholds
+    from pagetrail import evaluate_aliases, load_fable_dataset
 
     given = {name: getattr(args, name) for name in (
         "min_support", "min_quality", "margin", "folder_min_quality", "folder_max_complexity",
@@ -86,8 +84,9 @@ def eval_handler(args: argparse.Namespace) -> int:
 def format_sweep(swept) -> str:  # type: ignore[no-untyped-def]
     """The swept thresholds on the real-world aliases, most correct first; `*` marks the most
     correct point at precision >= 0.9, `=` the defaults (`+` when both)."""
-    from pagetrail.tools.alias_eval import SWEEP_MIN_PRECISION, best_swept
-    from pagetrail.tools.aliases import DEFAULT_THRESHOLDS
+    from pagetrail import ALIAS_SWEEP_MIN_PRECISION as SWEEP_MIN_PRECISION
+    from pagetrail import DEFAULT_ALIAS_THRESHOLDS as DEFAULT_THRESHOLDS
+    from pagetrail import best_swept
 
     best = best_swept(swept)
     lines = [f"threshold sweep on the real-world aliases (* most correct at precision ≥ "

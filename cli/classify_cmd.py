@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
-from datetime import datetime
 
-from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async, user_url
-from pagetrail.tools import dates
-from pagetrail.tools.errors import InvalidDate
+from pagetrail import MAX_RELATED, recommend_archived
+from pagetrail.cli.common import UsageError, add_json_flag, parse_date, print_json, run_async
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from pagetrail.tools.classify import DEFAULT_KIND, DEFAULT_VARIANT, MODEL_KINDS
-    from pagetrail.tools.uritokens import VARIANTS
+    from pagetrail import CLASSIFIER_KINDS as MODEL_KINDS
+    from pagetrail import DEFAULT_CLASSIFIER_KIND as DEFAULT_KIND
+    from pagetrail import DEFAULT_CLASSIFIER_VARIANT as DEFAULT_VARIANT
+    from pagetrail import URI_TOKEN_VARIANTS as VARIANTS
 
     classify = sub.add_parser(
         "classify", help="topic of a URL from its address (train on your own DMOZ-style data)"
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from pagetrail.tools.classify import train
+    from pagetrail import train_classifier as train
 
     report = train(args.data, variant=args.variant, kind=args.model, path_mode=args.path)
     if args.json:
@@ -81,13 +81,11 @@ def _parse_list(text: str, allowed: list[str], what: str) -> list[str]:
 def _eval(args: argparse.Namespace) -> int:
     import time
 
-    from pagetrail.tools.classify import (
-        MODEL_KINDS,
-        PAPER_TABLE6,
-        evaluate,
-        load_examples,
-    )
-    from pagetrail.tools.uritokens import VARIANTS
+    from pagetrail import CLASSIFIER_KINDS as MODEL_KINDS
+    from pagetrail import CLASSIFIER_PAPER_TABLE6 as PAPER_TABLE6
+    from pagetrail import URI_TOKEN_VARIANTS as VARIANTS
+    from pagetrail import evaluate_classifier as evaluate
+    from pagetrail import load_classifier_examples as load_examples
 
     if args.folds < 2:
         raise UsageError("--folds must be at least 2")
@@ -121,8 +119,9 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from pagetrail.tools.classify import classify_url, load_candidates, load_model
-    from pagetrail.tools.urls import validate_url
+    from pagetrail import classify_url, validate_url
+    from pagetrail import load_classifier as load_model
+    from pagetrail import load_classifier_candidates as load_candidates
 
     url = validate_url(args.url)
     prediction = classify_url(url, model=load_model(), candidates=load_candidates())
@@ -134,23 +133,13 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_when(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return dates.parse_date(text)
-    except InvalidDate as exc:
-        raise UsageError(str(exc)) from exc
-
-
 def _related(args: argparse.Namespace) -> int:
-    from pagetrail.tools.related import recommend_archived
-
-    if not 1 <= args.limit <= 100:
-        raise UsageError("--limit must be between 1 and 100")
-    result = run_async(recommend_archived(user_url(args.url), at=parse_when(args.at), limit=args.limit))
+    if not 1 <= args.limit <= MAX_RELATED:
+        raise UsageError(f"--limit must be between 1 and {MAX_RELATED}")
+    result = run_async(recommend_archived(args.url, at=parse_date(args.at, option="--at"),
+                                          limit=args.limit))
     if args.json:
-        print_json(result.to_dict())
+        print_json(result)
         return 0
     print(f"related archived pages for {result.url} — topic {result.category} "
           f"({result.category_source}); these are related pages, not replacements")

@@ -13,12 +13,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from pagetrail import ChannelDigest, InvalidArgument, Settings, Trend, open_store
+from pagetrail import digest_html as to_html
+from pagetrail import digest_json as to_json
+from pagetrail import digest_markdown as to_markdown
 from pagetrail.cli.common import add_json_flag, print_json, run_async
-from pagetrail.store import open_store
-from pagetrail.tools.api import InvalidArgument
-from pagetrail.tools.digest import ChannelDigest, to_html, to_json, to_markdown
-from pagetrail.tools.settings import Settings
-from pagetrail.tools.trend import Trend
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def write_chart(channel: str, path: Path, settings: Settings, weeks: int = 8) -> Trend:
     """Render the channel's stored trend to `path`; the trend drawn is returned."""
-    from pagetrail.tools.trend import render_chart, stored_trend
+    from pagetrail import render_trend_chart as render_chart
+    from pagetrail import stored_trend
 
     trend = stored_trend(open_store(settings.database_url), channel, weeks)
     if not trend.periods:
@@ -69,7 +69,7 @@ def handle_chart(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> list[ChannelDigest]:
-    from pagetrail.tools.dispatch import configured_digest_runner
+    from pagetrail import configured_digest_runner
 
     store = open_store(settings.database_url)
     runner = configured_digest_runner(settings, store)  # on the workers with a broker
@@ -79,8 +79,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> list[ChannelDige
 def handle_run(args: argparse.Namespace) -> int:
     settings = Settings()
     if args.post:
+        from pagetrail import configured_digest_runner
         from pagetrail.bot.digest_post import run_and_post
-        from pagetrail.tools.dispatch import configured_digest_runner
 
         store = open_store(settings.database_url)
         outcomes = run_async(run_and_post(settings, store, channel=args.channel,

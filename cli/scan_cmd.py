@@ -14,20 +14,23 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from pagetrail import (
+    ScanDigest,
+    ScanOptions,
+    Settings,
+    build_digest,
+    open_store,
+    recover_confirmed,
+    recovery_plan,
+)
+from pagetrail import ScanProgressFn as ProgressFn
+from pagetrail import digest_json as to_json
+from pagetrail import digest_markdown as to_markdown
+from pagetrail import scan_site as scan
+
 # wordfreq (the tokenizer) is imported by tools.text on first use: a scan tokenizes only
 # pages with not-found wording or a soft-404 sibling to compare, often none at all.
 from pagetrail.cli.common import print_json, run_async
-from pagetrail.store import open_store
-from pagetrail.tools.digest import (
-    ScanDigest,
-    build_digest,
-    recover_confirmed,
-    recovery_plan,
-    to_json,
-    to_markdown,
-)
-from pagetrail.tools.scanner import ProgressFn, ScanOptions, scan
-from pagetrail.tools.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -111,7 +114,7 @@ async def _scan(args: argparse.Namespace, settings: Settings,
 
 def _scan_on_workers(args: argparse.Namespace, settings: Settings) -> ScanDigest:
     """With a broker: the scan runs on a worker, the recoveries fan out over the workers."""
-    from pagetrail.tools.dispatch import get_dispatcher, scan_on_workers
+    from pagetrail import get_dispatcher, scan_on_workers
 
     dispatcher = get_dispatcher(settings, open_store(settings.database_url))
     with progress_bar(show_progress(args.quiet), "recovering links") as progress:

@@ -97,6 +97,8 @@ class DriftLink(BaseModel):
 
 
 class ScanDigest(BaseModel):
+    """What a scan found: newly confirmed dead links, suspects, fixed ones."""
+
     target: str
     scan_id: str
     started_at: str
@@ -134,6 +136,8 @@ class ScanDigest(BaseModel):
 
 
 class ChannelDigest(BaseModel):
+    """One channel's weekly digest: every watched target's scan, summed up."""
+
     channel: str
     period: str
     scans: list[ScanDigest] = Field(default_factory=list)
@@ -433,6 +437,7 @@ def to_html(digest: ChannelDigest, *, chart_png: bytes | None = None) -> str:
 
 
 def to_json(digest: ScanDigest | ChannelDigest) -> dict[str, Any]:
+    """The digest as JSON-ready data."""
     data = digest.model_dump(mode="json")
     if isinstance(digest, ScanDigest):
         data["counts"] = digest.counts
