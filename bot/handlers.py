@@ -148,13 +148,11 @@ class SlackBot:
         await self._on_verdict(ack, body, rejected=True)
 
     async def _on_verdict(self, ack: Ack, body: dict[str, Any], *, rejected: bool) -> None:
-        await ack()
-        user, channel = _who_where(body)
-        response_url = _button_reply_url(body, self.engine.settings)
-        if response_url is None:
+        click = await self._clicked(ack, body)
+        if click is None:
             return
+        user, channel, response_url, value = click
         try:
-            value = _button_value(body)
             dead_url, chosen_url = validate_url(value["u"]), validate_url(value.get("c", ""))
             await self.engine.record_pick(dead_url, chosen_url, by=user, where=channel,
                                           rejected=rejected)
@@ -165,13 +163,11 @@ class SlackBot:
                                   blocks.pick_confirmation(user, dead_url, chosen_url, rejected))
 
     async def on_more(self, ack: Ack, body: dict[str, Any]) -> None:
-        await ack()
-        user, channel = _who_where(body)
-        response_url = _button_reply_url(body, self.engine.settings)
-        if response_url is None:
+        click = await self._clicked(ack, body)
+        if click is None:
             return
+        user, channel, response_url, value = click
         try:
-            value = _button_value(body)
             url, offset = validate_url(value["u"]), max(0, int(value.get("o", 0)))
             anchor = str(value.get("a", ""))
         except (PagetrailError, ValueError, TypeError) as exc:
@@ -188,6 +184,22 @@ class SlackBot:
                 [blocks.section(TOO_MANY_QUEUED)], TOO_MANY_QUEUED))
             return
         self.spawn(self._answer(response_url, keys, more, ephemeral=True))
+
+    async def _clicked(self, ack: Ack, body: dict[str, Any],
+                       ) -> tuple[str, str, str, dict[str, Any]] | None:
+        """Ack a button click: (user, channel, response_url, the button's value), or None
+        when there is nowhere to answer or the button carries no link (said there)."""
+        await ack()
+        user, channel = _who_where(body)
+        response_url = _button_reply_url(body, self.engine.settings)
+        if response_url is None:
+            return None
+        try:
+            value = _button_value(body)
+        except PagetrailError as exc:
+            await self._tell(response_url, blocks.error_blocks(str(exc), exc.code))
+            return None
+        return user, channel, response_url, value
 
     # ---------------------------------------------------------------- /linkrot
 

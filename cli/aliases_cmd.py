@@ -60,17 +60,15 @@ def infer_handler(args: argparse.Namespace) -> int:
 
 
 def eval_handler(args: argparse.Namespace) -> int:
-    from pagetrail import ALIAS_SWEEP_GRID as SWEEP_GRID
-    from pagetrail import AliasThresholds as Thresholds
-    from pagetrail import evaluate_aliases, load_fable_dataset
+    from pagetrail import ALIAS_SWEEP_GRID, AliasThresholds, evaluate_aliases, load_fable_dataset
 
     given = {name: getattr(args, name) for name in (
         "min_support", "min_quality", "margin", "folder_min_quality", "folder_max_complexity",
         "structural_max_complexity", "repeated_min_support")}
-    thresholds = Thresholds(**{k: v for k, v in given.items() if v is not None})
+    thresholds = AliasThresholds(**{k: v for k, v in given.items() if v is not None})
     report = evaluate_aliases(load_fable_dataset(args.data), thresholds,
                               real_world=args.real_world or args.sweep,
-                              sweep=SWEEP_GRID if args.sweep else ())
+                              sweep=ALIAS_SWEEP_GRID if args.sweep else ())
     if args.json:
         print_json(report.to_dict())
         return 0
@@ -84,18 +82,16 @@ def eval_handler(args: argparse.Namespace) -> int:
 def format_sweep(swept) -> str:  # type: ignore[no-untyped-def]
     """The swept thresholds on the real-world aliases, most correct first; `*` marks the most
     correct point at precision >= 0.9, `=` the defaults (`+` when both)."""
-    from pagetrail import ALIAS_SWEEP_MIN_PRECISION as SWEEP_MIN_PRECISION
-    from pagetrail import DEFAULT_ALIAS_THRESHOLDS as DEFAULT_THRESHOLDS
-    from pagetrail import best_swept
+    from pagetrail import ALIAS_SWEEP_MIN_PRECISION, DEFAULT_ALIAS_THRESHOLDS, best_swept
 
     best = best_swept(swept)
     lines = [f"threshold sweep on the real-world aliases (* most correct at precision ≥ "
-             f"{SWEEP_MIN_PRECISION}, = the defaults, + both)",
+             f"{ALIAS_SWEEP_MIN_PRECISION}, = the defaults, + both)",
              f"  {'quality':>7} {'margin':>6} {'struct.c':>8} {'repeat':>6} {'proposed':>8} "
              f"{'correct':>7} {'precision':>9}"]
     for s in sorted(swept, key=lambda s: (-s["correct"], -s["precision"])):
         t = s["thresholds"]
-        default = t == DEFAULT_THRESHOLDS.__dict__
+        default = t == DEFAULT_ALIAS_THRESHOLDS.__dict__
         mark = "+" if s is best and default else "*" if s is best else "=" if default else " "
         lines.append(f"{mark} {t['min_quality']:>7} {t['margin']:>6} "
                      f"{t['structural_max_complexity']:>8} {t['repeated_min_support']:>6} "

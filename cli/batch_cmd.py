@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from contextlib import nullcontext
 
-from pagetrail import batch_format, read_batch, write_answers
-from pagetrail import failed_jobs as failed
+from pagetrail import batch_format, failed_jobs, read_batch, write_answers
 from pagetrail.cli.common import run_async
 from pagetrail.cli.scan_cmd import progress_bar, show_progress
 
@@ -25,7 +24,7 @@ def recover_batch(path: str, output: str | None, *, quiet: bool = False) -> int:
     with open(output, "w", encoding="utf-8", newline="") if output else nullcontext(
             sys.stdout) as out:
         write_answers(records, out, fmt)
-    bad = failed(records)
+    bad = failed_jobs(records)
     print(f"{len(records)} links: {len(records) - bad} answered, {bad} failed",
           file=sys.stderr)
     return 1 if bad else 0

@@ -13,10 +13,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from pagetrail import ChannelDigest, InvalidArgument, Settings, Trend, open_store
-from pagetrail import digest_html as to_html
-from pagetrail import digest_json as to_json
-from pagetrail import digest_markdown as to_markdown
+from pagetrail import (
+    ChannelDigest,
+    InvalidArgument,
+    Settings,
+    Trend,
+    digest_html,
+    digest_json,
+    digest_markdown,
+    open_store,
+)
 from pagetrail.cli.common import add_json_flag, print_json, run_async
 
 
@@ -44,14 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def write_chart(channel: str, path: Path, settings: Settings, weeks: int = 8) -> Trend:
     """Render the channel's stored trend to `path`; the trend drawn is returned."""
-    from pagetrail import render_trend_chart as render_chart
-    from pagetrail import stored_trend
+    from pagetrail import render_trend_chart, stored_trend
 
     trend = stored_trend(open_store(settings.database_url), channel, weeks)
     if not trend.periods:
         raise InvalidArgument(f"no recorded digest for channel {channel!r} yet "
                               "(run `pagetrail digest run` first)")
-    path.write_bytes(render_chart(trend))
+    path.write_bytes(render_trend_chart(trend))
     return trend
 
 
@@ -101,15 +106,15 @@ def handle_run(args: argparse.Namespace) -> int:
             chart = folder / f"link-health-{stem}.png"
             write_chart(digest.channel, chart, settings)
             charts[digest.channel] = chart
-            (folder / f"digest-{stem}.md").write_text(to_markdown(digest, chart=chart.name))
+            (folder / f"digest-{stem}.md").write_text(digest_markdown(digest, chart=chart.name))
             (folder / f"digest-{stem}.html").write_text(
-                to_html(digest, chart_png=chart.read_bytes()))
+                digest_html(digest, chart_png=chart.read_bytes()))
     if args.json:
-        print_json([{**to_json(d), "chart": str(charts[d.channel])} if d.channel in charts
-                    else to_json(d) for d in digests])
+        print_json([{**digest_json(d), "chart": str(charts[d.channel])} if d.channel in charts
+                    else digest_json(d) for d in digests])
     else:
         for digest in digests:
-            sys.stdout.write(to_markdown(digest, chart=charts.get(digest.channel)) + "\n")
+            sys.stdout.write(digest_markdown(digest, chart=charts.get(digest.channel)) + "\n")
     return 0
 
 

@@ -23,13 +23,13 @@ from pagetrail import (
     EngineChoice,
     Settings,
     World,
+    build_eval_report,
     expand_methods,
     get_settings,
     load_world,
+    resolve_eval_engine,
     run_evaluation,
 )
-from pagetrail import build_eval_report as build_report
-from pagetrail import resolve_eval_engine as resolve_engine
 from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
 
 
@@ -72,12 +72,12 @@ def handle(args: argparse.Namespace) -> int:
     cases = [case.raw for case in world.cases][: args.limit]
     if not cases:
         raise UsageError(f"{args.world}: the world has no cases")
-    choice = resolve_engine()
+    choice = resolve_eval_engine()
     if choice.label != "pipeline" and choice.detail:
         print(f"pagetrail: warning: {choice.detail}", file=sys.stderr)
 
     results = run_async(_evaluate(world, cases, methods, choice, args))
-    report = build_report(world.name, cases, results, method_order=methods,
+    report = build_eval_report(world.name, cases, results, method_order=methods,
                           world_format=world.format)
     if args.engine_list is not None:
         report["engines"] = args.engine_list

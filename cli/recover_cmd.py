@@ -7,8 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from pagetrail import Recovery, robust_link
-from pagetrail import recovery_summary as summary_line
+from pagetrail import Recovery, recovery_summary, robust_link
 from pagetrail.cli.common import (
     UsageError,
     add_json_flag,
@@ -80,7 +79,7 @@ def recover_command(args: argparse.Namespace) -> int:
 
 def print_recovery(recovery: Recovery, *, limit: int = 10, console: Console | None = None) -> None:
     console = console or Console()
-    console.print(summary_line(recovery), markup=False, highlight=False)
+    console.print(recovery_summary(recovery), markup=False, highlight=False)
     if recovery.candidates:
         table = Table(show_header=True, header_style="bold", expand=False)
         for column in ("#", "kind", "conf", "url", "title / evidence"):

@@ -17,16 +17,16 @@ from contextlib import contextmanager
 from pagetrail import (
     ScanDigest,
     ScanOptions,
+    ScanProgressFn,
     Settings,
     build_digest,
+    digest_json,
+    digest_markdown,
     open_store,
     recover_confirmed,
     recovery_plan,
+    scan_site,
 )
-from pagetrail import ScanProgressFn as ProgressFn
-from pagetrail import digest_json as to_json
-from pagetrail import digest_markdown as to_markdown
-from pagetrail import scan_site as scan
 
 # wordfreq (the tokenizer) is imported by tools.text on first use: a scan tokenizes only
 # pages with not-found wording or a soft-404 sibling to compare, often none at all.
@@ -79,7 +79,7 @@ def show_progress(quiet: bool) -> bool:
 
 @contextmanager
 def progress_bar(enabled: bool, description: str = "checking links",
-                 ) -> Iterator[ProgressFn | None]:
+                 ) -> Iterator[ScanProgressFn | None]:
     if not enabled:
         yield None
         return
@@ -96,11 +96,11 @@ def progress_bar(enabled: bool, description: str = "checking links",
 
 
 async def _scan(args: argparse.Namespace, settings: Settings,
-                progress: ProgressFn | None) -> ScanDigest:
+                progress: ScanProgressFn | None) -> ScanDigest:
     store = open_store(settings.database_url)
     options = ScanOptions(depth=max(0, args.depth), max_pages=max(1, args.max_pages),
                           same_site_only=args.same_site_only, concurrency=args.concurrency)
-    result = await scan(args.target, store=store, settings=settings, options=options,
+    result = await scan_site(args.target, store=store, settings=settings, options=options,
                         progress=progress)
     digest = build_digest(store, result)
     if args.recover:
@@ -133,9 +133,9 @@ def handle(args: argparse.Namespace) -> int:
         with fewer_collections(), progress_bar(show_progress(args.quiet)) as progress:
             digest = run_async(_scan(args, settings, progress))
     if args.json:
-        print_json(to_json(digest))
+        print_json(digest_json(digest))
     else:
-        sys.stdout.write(to_markdown(digest))
+        sys.stdout.write(digest_markdown(digest))
     if digest.error:
         print(f"pagetrail: scan failed: {digest.error}", file=sys.stderr)
         return 1

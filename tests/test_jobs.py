@@ -262,7 +262,7 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
 
     from pagetrail.cli.main import main
     from pagetrail.store import open_store
-    from pagetrail.store.models import Recovery
+    from pagetrail.store.models import RecoveryRow
 
     batch = tmp_path / "links.jsonl"
     batch.write_text(
@@ -283,11 +283,11 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
 
     store = open_store()
     with store.session() as s:  # no cached answers left: only the job table can skip them
-        assert s.scalar(select(func.count()).select_from(Recovery)) == 2
-        s.execute(delete(Recovery))
+        assert s.scalar(select(func.count()).select_from(RecoveryRow)) == 2
+        s.execute(delete(RecoveryRow))
     assert main(["recover", "--batch", str(batch), "--output", str(out)]) == 1
     with store.session() as s:
-        assert s.scalar(select(func.count()).select_from(Recovery)) == 0
+        assert s.scalar(select(func.count()).select_from(RecoveryRow)) == 0
     assert list(csv.DictReader(out.open())) == rows
 
 

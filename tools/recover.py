@@ -850,8 +850,7 @@ def _answer(run: _Run, check: CheckResult, memento: Memento | None, ranked: list
 def _cached_answer(store: Any, url: str, key: str) -> Recovery | None:
     from sqlalchemy import select
 
-    from pagetrail.store.models import Pick
-    from pagetrail.store.models import Recovery as RecoveryRow
+    from pagetrail.store.models import Pick, RecoveryRow
 
     with store.session() as session:
         row = session.scalars(
@@ -877,7 +876,7 @@ def _cached_answer(store: Any, url: str, key: str) -> Recovery | None:
 
 def _remember(store: Any, url: str, key: str, recovery: Recovery,
               request: dict[str, object]) -> None:
-    from pagetrail.store.models import Recovery as RecoveryRow
+    from pagetrail.store.models import RecoveryRow
 
     with store.session() as session:
         session.add(RecoveryRow(url=url, request_key=key, request=request,
