@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pagetrail import Settings, check_link, check_summary
-from pagetrail.cli.common import add_json_flag, parse_date, print_json, run_async
+from pagetrail.cli.common import add_json_flag, date_option, print_json, run_async
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="skip the soft-404 probe of a random sibling URL")
     parser.add_argument("--drift", action="store_true",
                         help="if the link works, compare it with its archived copy (drifted?)")
-    parser.add_argument("--since", type=parse_date, default=None, metavar="DATE",
+    parser.add_argument("--since", type=date_option("--since"), default=None, metavar="DATE",
                         help="with --drift: the link's date (the copy closest to it is used)")
     add_json_flag(parser)
     parser.set_defaults(func=handle)

@@ -59,6 +59,20 @@ def parse_date(text: str | None, *, option: str = "date") -> datetime | None:
         raise UsageError(f"{option}: {exc}") from exc
 
 
+def date_option(option: str) -> Callable[[str], datetime]:
+    """An argparse `type=` for a date option: parse_date's refusal is argparse's usage
+    error (exit 2, naming the option)."""
+
+    def parse(text: str) -> datetime:
+        try:
+            return parse_any_date(text)
+        except InvalidDate as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+
+    parse.__name__ = option  # argparse names the converter in its message
+    return parse
+
+
 def user_url(text: str, settings: Any | None = None) -> str:
     """A URL from the command line through the same gate as MCP and Slack: InvalidURL, or
     RefusedAddress for a private/loopback/metadata target (main: one line, exit 2)."""

@@ -11,7 +11,13 @@ from pagetrail import (
     fetch_memento,
     list_captures,
 )
-from pagetrail.cli.common import UsageError, add_json_flag, parse_date, print_json, run_async
+from pagetrail.cli.common import (
+    UsageError,
+    add_json_flag,
+    date_option,
+    print_json,
+    run_async,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Find the capture of URL closest before --at (default: the latest good "
                     "one), skipping redirects, error pages and soft 404s.")
     parser.add_argument("url", help="the (dead) URL")
-    parser.add_argument("--at", type=lambda text: parse_date(text, option="--at"), default=None,
+    parser.add_argument("--at", type=date_option("--at"), default=None,
                         help="date the link was made or broke: 2019-06-01, ISO date-time, "
                              "or a 14-digit archive timestamp")
     parser.add_argument("--list", action="store_true", help="list every capture instead")
