@@ -13,14 +13,12 @@ from dataclasses import dataclass
 from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
 
+from pagetrail import ConfigError, Settings, Store
 from pagetrail.bot import blocks
 from pagetrail.bot.engine import BotEngine
 from pagetrail.bot.handlers import DigestRunner, SlackBot
 from pagetrail.bot.posting import SlackPoster, web_client
 from pagetrail.bot.ratelimit import KeyedLimiter, default_limiter
-from pagetrail.store.db import Store
-from pagetrail.tools.errors import ConfigError
-from pagetrail.tools.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -15,20 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from pagetrail.tools.models import (
-    Candidate,
-    CheckResult,
-    Drift,
-    Hit,
-    Memento,
-    Recovery,
-    Signature,
-    Tag,
-)
+from pagetrail import Candidate, CheckResult, Drift, Hit, Memento, Recovery, Signature, Tag
 
 if TYPE_CHECKING:
-    from pagetrail.tools.api import RelatedResult
-    from pagetrail.tools.spn import CaptureResult
+    from pagetrail import CaptureResult, RelatedResult
 
 Block = dict[str, Any]
 

@@ -13,19 +13,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
-from urllib.parse import urlsplit
 
-from pagetrail.tools import dates
-from pagetrail.tools.errors import InvalidDate, InvalidURL, PagetrailError, RefusedAddress
-from pagetrail.tools.netguard import (
-    allowed_hosts,
-    classify_address,
-    host_is_allowed,
-    is_local_name,
-    parse_ip_literal,
-)
-from pagetrail.tools.settings import Settings
-from pagetrail.tools.urls import validate_url
+from pagetrail import InvalidDate, InvalidURL, PagetrailError, Settings, refuse_local_url
+from pagetrail import parse_date as parse_any_date
 
 MAX_WORDS = 30  # anchor words / query words kept (longer text is pasted prose, not a query)
 MAX_RANK_CANDIDATES = 10
@@ -94,33 +84,17 @@ def tokens_of(text: str) -> list[str]:
     return unwrap_links(text).split()
 
 
-def refuse_local(url: str, settings: Settings | None = None) -> None:
-    """Refuse a URL whose host is a literal private address or a local name, before any
-    network I/O (names that *resolve* to private addresses are refused by the fetcher)."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower().rstrip(".")
-    if settings is not None and host_is_allowed(host, parts.port, allowed_hosts(settings)):
-        return
-    literal = parse_ip_literal(host)
-    label = classify_address(literal) if literal is not None else None
-    if label:
-        raise RefusedAddress(f"{host} is a {label} address: pagetrail only fetches public "
-                             "web pages", url=url)
-    if is_local_name(host):
-        raise RefusedAddress(f"{host} is a local name: pagetrail only fetches public web "
-                             "pages", url=url)
-
-
 def public_url(token: str, settings: Settings | None = None) -> str:
-    url = validate_url(token)
-    refuse_local(url, settings)
-    return url
+    """`token` as a URL, refused at once (before any network I/O) when its host is a literal
+    private address or a local name; names that *resolve* to private addresses are refused
+    by the fetcher."""
+    return refuse_local_url(token, settings)
 
 
 def parse_date(text: str) -> datetime:
-    """tools.dates.parse_date (the CLI's too), its refusal as a usage error."""
+    """pagetrail.parse_date (the CLI's too), its refusal as a usage error."""
     try:
-        return dates.parse_date(text)
+        return parse_any_date(text)
     except InvalidDate as exc:
         raise CommandUsageError(str(exc)) from exc
 

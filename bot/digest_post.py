@@ -11,23 +11,28 @@ digest now` runner and the cron entry point.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
+from pagetrail import (
+    ChannelDigest,
+    PostOutcome,
+    Settings,
+    Store,
+    configured_digest_runner,
+    period_of,
+)
+from pagetrail import deliver_due_digests as deliver
 from pagetrail.bot import blocks
 from pagetrail.bot.digest_view import digest_view
 from pagetrail.bot.posting import DELIVERY_ERRORS, SlackPoster
-from pagetrail.store.db import Store
-from pagetrail.tools.digest import ChannelDigest, period_of
-from pagetrail.tools.digest_delivery import PostOutcome, utc_now
-from pagetrail.tools.digest_delivery import post_due_digests as deliver
-from pagetrail.tools.settings import Settings
 
 __all__ = ["PostOutcome", "SlackDigestPoster", "channel_digest_runner", "digest_view",
            "post_due_digests", "run_and_post"]
 
 
 class SlackDigestPoster:
-    """tools.digest_delivery.DigestPoster for Slack: Block Kit messages through SlackPoster."""
+    """pagetrail.DigestPoster for Slack: Block Kit messages through SlackPoster."""
 
     delivery_errors = DELIVERY_ERRORS
 
@@ -56,7 +61,7 @@ class SlackDigestPoster:
 async def post_due_digests(store: Store, settings: Settings, poster: SlackPoster, *,
                            channels: Sequence[str] | None = None,
                            **options: Any) -> list[PostOutcome]:
-    """tools.digest_delivery.post_due_digests, posting to Slack through `poster`."""
+    """pagetrail.deliver_due_digests, posting to Slack through `poster`."""
     return await deliver(store, settings, SlackDigestPoster(poster), channels=channels,
                          **options)
 
@@ -66,13 +71,11 @@ def channel_digest_runner(store: Store, settings: Settings, poster: SlackPoster,
     """`/linkrot digest now` for one channel."""
 
     async def run(channel: str) -> None:
-        from pagetrail.tools.dispatch import configured_digest_runner
-
         # With a broker the digest is built by a worker (a digest job); posted from here.
         outcomes = await post_due_digests(store, settings, poster, channels=[channel],
                                           runner=configured_digest_runner(settings, store))
         if any(o.status == "skipped" and o.channel == channel for o in outcomes):
-            period = period_of(utc_now())
+            period = period_of(datetime.now(UTC))
             await poster.post(channel, blocks.message([blocks.section(
                 f"This channel's digest for {period} is already posted.")], "digest posted"))
 
@@ -82,15 +85,14 @@ def channel_digest_runner(store: Store, settings: Settings, poster: SlackPoster,
 async def run_and_post(settings: Settings, store: Store | None = None, *,
                        channel: str | None = None, **run_options: Any) -> list[PostOutcome]:
     """For cron (`pagetrail digest run --post`): scan, post what is due, return outcomes."""
+    from pagetrail import ConfigError, open_store
     from pagetrail.bot.app import secret
     from pagetrail.bot.posting import web_client
-    from pagetrail.tools.errors import ConfigError
-    from pagetrail.tools.settings import configured_store
 
     token = secret(settings.slack_bot_token)
     if not token:
         raise ConfigError("SLACK_BOT_TOKEN is not set: cannot post digests")
-    store = store or configured_store(settings.database_url)
+    store = store or open_store(settings.database_url)
     poster = SlackPoster(web_client(token, settings.slack_api_url))
     return await post_due_digests(store, settings, poster,
                                   channels=[channel] if channel else None, **run_options)

@@ -4,8 +4,8 @@ then the pages whose content changed."""
 
 from __future__ import annotations
 
+from pagetrail import ChannelDigest, DigestLink
 from pagetrail.bot.blocks import DeadLinkView, DigestView, DriftView
-from pagetrail.tools.digest import ChannelDigest, DigestLink
 
 
 def _dead_view(link: DigestLink) -> DeadLinkView:

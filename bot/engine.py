@@ -1,22 +1,18 @@
-"""The bot's view of the engine: tools.api's primitives bound to one settings and store.
+"""The bot's view of the engine: pagetrail's API bound to one settings and store.
 
-Thin on purpose (DESIGN.md: bot/ parses, calls tools/, formats). Each method returns the
+Thin on purpose (DESIGN.md: bot/ parses, calls the API, formats). Each method returns the
 Block Kit payload of its answer, so the handlers only choose where to post it.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+import pagetrail as api
+from pagetrail import NoMemento, Recovery, Settings, Store
 from pagetrail.bot import blocks
 from pagetrail.bot.commands import FixlinkRequest
-from pagetrail.store.db import Store
-from pagetrail.tools import api
-from pagetrail.tools.errors import NoMemento
-from pagetrail.tools.models import Recovery
-from pagetrail.tools.settings import Settings
 
 MAX_CANDIDATES = 9  # three pages of three: "Show more" pages through them
 
@@ -50,8 +46,7 @@ class BotEngine:
         return blocks.memento_blocks(request.url, memento)
 
     async def _signature(self, request: FixlinkRequest) -> dict[str, Any]:
-        signature = await api.extract_signature(request.url, settings=self.settings,
-                                                store=self.store)
+        signature = await api.extract_signature(request.url, settings=self.settings)
         return blocks.signature_blocks(signature)
 
     async def _tags(self, request: FixlinkRequest) -> dict[str, Any]:
@@ -89,7 +84,5 @@ class BotEngine:
 
     async def record_pick(self, dead_url: str, chosen_url: str, *, by: str, where: str,
                           rejected: bool) -> None:
-        from pagetrail.tools.memory import record_pick
-
-        await asyncio.to_thread(record_pick, self.store, dead_url, chosen_url, by=by,
-                                via="slack", where=where, rejected=rejected)
+        await api.record_pick(dead_url, chosen_url, by=by, via="slack", where=where,
+                              rejected=rejected, store=self.store)

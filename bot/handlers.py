@@ -15,6 +15,15 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from pagetrail import (
+    PagetrailError,
+    Settings,
+    add_watch,
+    list_watches,
+    origin_of,
+    remove_watch,
+    validate_url,
+)
 from pagetrail.bot import blocks
 from pagetrail.bot.commands import (
     CommandUsageError,
@@ -26,11 +35,6 @@ from pagetrail.bot.commands import (
 from pagetrail.bot.engine import BotEngine
 from pagetrail.bot.posting import DELIVERY_ERRORS, SlackPoster
 from pagetrail.bot.ratelimit import KeyedLimiter, job_keys
-from pagetrail.bot.watches import add_watch, list_watches, remove_watch
-from pagetrail.tools.errors import PagetrailError
-from pagetrail.tools.netguard import ensure_fetchable, origin_of
-from pagetrail.tools.settings import Settings
-from pagetrail.tools.urls import validate_url
 
 log = logging.getLogger(__name__)
 
@@ -144,13 +148,11 @@ class SlackBot:
         await self._on_verdict(ack, body, rejected=True)
 
     async def _on_verdict(self, ack: Ack, body: dict[str, Any], *, rejected: bool) -> None:
-        await ack()
-        user, channel = _who_where(body)
-        response_url = _button_reply_url(body, self.engine.settings)
-        if response_url is None:
+        click = await self._clicked(ack, body)
+        if click is None:
             return
+        user, channel, response_url, value = click
         try:
-            value = _button_value(body)
             dead_url, chosen_url = validate_url(value["u"]), validate_url(value.get("c", ""))
             await self.engine.record_pick(dead_url, chosen_url, by=user, where=channel,
                                           rejected=rejected)
@@ -161,13 +163,11 @@ class SlackBot:
                                   blocks.pick_confirmation(user, dead_url, chosen_url, rejected))
 
     async def on_more(self, ack: Ack, body: dict[str, Any]) -> None:
-        await ack()
-        user, channel = _who_where(body)
-        response_url = _button_reply_url(body, self.engine.settings)
-        if response_url is None:
+        click = await self._clicked(ack, body)
+        if click is None:
             return
+        user, channel, response_url, value = click
         try:
-            value = _button_value(body)
             url, offset = validate_url(value["u"]), max(0, int(value.get("o", 0)))
             anchor = str(value.get("a", ""))
         except (PagetrailError, ValueError, TypeError) as exc:
@@ -184,6 +184,22 @@ class SlackBot:
                 [blocks.section(TOO_MANY_QUEUED)], TOO_MANY_QUEUED))
             return
         self.spawn(self._answer(response_url, keys, more, ephemeral=True))
+
+    async def _clicked(self, ack: Ack, body: dict[str, Any],
+                       ) -> tuple[str, str, str, dict[str, Any]] | None:
+        """Ack a button click: (user, channel, response_url, the button's value), or None
+        when there is nowhere to answer or the button carries no link (said there)."""
+        await ack()
+        user, channel = _who_where(body)
+        response_url = _button_reply_url(body, self.engine.settings)
+        if response_url is None:
+            return None
+        try:
+            value = _button_value(body)
+        except PagetrailError as exc:
+            await self._tell(response_url, blocks.error_blocks(str(exc), exc.code))
+            return None
+        return user, channel, response_url, value
 
     # ---------------------------------------------------------------- /linkrot
 
@@ -204,23 +220,27 @@ class SlackBot:
                        user: str) -> dict[str, Any]:
         store = self.engine.store
         if request.action == "watch":
-            # The same gate as every face's URLs: a name resolving to a private address is
-            # refused now, not at the first weekly scan.
-            await ensure_fetchable(request.target, self.engine.settings)
-            added = await asyncio.to_thread(add_watch, store, channel, request.target, by=user)
-            target = blocks.escape(request.target)  # an in-channel message: no mentions
+            # The API refuses a name resolving to a private address now, as every face
+            # does, not at the first weekly scan.
+            change = await add_watch(request.target, channel=channel, by=user,
+                                     settings=self.engine.settings, store=store)
+            target = blocks.escape(change.target)  # an in-channel message: no mentions
             text = (f"This channel now watches {target}: a link-rot digest comes "
-                    "weekly." if added else f"This channel already watches {target}.")
-            return {"response_type": "in_channel" if added else "ephemeral", "text": text}
+                    "weekly." if change.changed else f"This channel already watches {target}.")
+            return {"response_type": "in_channel" if change.changed else "ephemeral",
+                    "text": text}
         if request.action == "unwatch":
-            removed = await asyncio.to_thread(remove_watch, store, channel, request.target)
-            target = blocks.escape(request.target)
-            text = (f"This channel no longer watches {target}." if removed
+            change = await remove_watch(request.target, channel=channel,
+                                        settings=self.engine.settings, store=store)
+            target = blocks.escape(change.target)
+            text = (f"This channel no longer watches {target}." if change.changed
                     else f"This channel does not watch {target}.")
-            return {"response_type": "in_channel" if removed else "ephemeral", "text": text}
+            return {"response_type": "in_channel" if change.changed else "ephemeral",
+                    "text": text}
         if request.action == "list":
-            targets = await asyncio.to_thread(list_watches, store, channel)
-            return {"response_type": "ephemeral", **blocks.watches_blocks(targets)}
+            (watched,) = await list_watches(channel=channel, settings=self.engine.settings,
+                                            store=store)
+            return {"response_type": "ephemeral", **blocks.watches_blocks(watched.targets)}
         if request.action == "digest":
             if self.digest_runner is None:
                 raise CommandUsageError("digests are not enabled in this deployment")

@@ -20,8 +20,8 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from pagetrail import PagetrailError
 from pagetrail.bot.blocks import validate_message
-from pagetrail.tools.errors import PagetrailError
 
 RATE_LIMIT_RETRIES = 3
 

@@ -13,10 +13,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from pagetrail import Settings, Store
 from pagetrail.bot.digest_post import post_due_digests
 from pagetrail.bot.posting import SlackPoster
-from pagetrail.store.db import Store
-from pagetrail.tools.settings import Settings
 
 log = logging.getLogger(__name__)
 

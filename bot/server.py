@@ -10,11 +10,9 @@ import logging
 
 from slack_bolt.adapter.asgi.async_handler import AsyncSlackRequestHandler
 
+from pagetrail import ConfigError, Settings, Store
 from pagetrail.bot.app import BotApp, build_app, secret
 from pagetrail.bot.guard import Asgi, guarded
-from pagetrail.store.db import Store
-from pagetrail.tools.errors import ConfigError
-from pagetrail.tools.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -41,13 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def infer_handler(args: argparse.Namespace) -> int:
-    from pagetrail.tools.aliases import KnownMove, infer_aliases
-    from pagetrail.tools.memory import moves_for_site
-    from pagetrail.tools.settings import configured_store
-    from pagetrail.tools.urls import validate_url
+    from pagetrail import KnownMove, infer_aliases, moves_for_site, open_store, validate_url
 
     url = validate_url(args.url)
-    records = moves_for_site(configured_store(), url)
+    records = moves_for_site(open_store(), url)
     moves = list({(r.old_url, r.new_url): KnownMove(r.old_url, r.new_url, source=r.source)
                   for r in records}.values())
     result = infer_aliases(moves, url, title=args.title)
@@ -63,16 +60,15 @@ def infer_handler(args: argparse.Namespace) -> int:
 
 
 def eval_handler(args: argparse.Namespace) -> int:
-    from pagetrail.tools.alias_eval import SWEEP_GRID, evaluate_aliases, load_fable_dataset
-    from pagetrail.tools.aliases import Thresholds
+    from pagetrail import ALIAS_SWEEP_GRID, AliasThresholds, evaluate_aliases, load_fable_dataset
 
     given = {name: getattr(args, name) for name in (
         "min_support", "min_quality", "margin", "folder_min_quality", "folder_max_complexity",
         "structural_max_complexity", "repeated_min_support")}
-    thresholds = Thresholds(**{k: v for k, v in given.items() if v is not None})
+    thresholds = AliasThresholds(**{k: v for k, v in given.items() if v is not None})
     report = evaluate_aliases(load_fable_dataset(args.data), thresholds,
                               real_world=args.real_world or args.sweep,
-                              sweep=SWEEP_GRID if args.sweep else ())
+                              sweep=ALIAS_SWEEP_GRID if args.sweep else ())
     if args.json:
         print_json(report.to_dict())
         return 0
@@ -86,17 +82,16 @@ def eval_handler(args: argparse.Namespace) -> int:
 def format_sweep(swept) -> str:  # type: ignore[no-untyped-def]
     """The swept thresholds on the real-world aliases, most correct first; `*` marks the most
     correct point at precision >= 0.9, `=` the defaults (`+` when both)."""
-    from pagetrail.tools.alias_eval import SWEEP_MIN_PRECISION, best_swept
-    from pagetrail.tools.aliases import DEFAULT_THRESHOLDS
+    from pagetrail import ALIAS_SWEEP_MIN_PRECISION, DEFAULT_ALIAS_THRESHOLDS, best_swept
 
     best = best_swept(swept)
     lines = [f"threshold sweep on the real-world aliases (* most correct at precision ≥ "
-             f"{SWEEP_MIN_PRECISION}, = the defaults, + both)",
+             f"{ALIAS_SWEEP_MIN_PRECISION}, = the defaults, + both)",
              f"  {'quality':>7} {'margin':>6} {'struct.c':>8} {'repeat':>6} {'proposed':>8} "
              f"{'correct':>7} {'precision':>9}"]
     for s in sorted(swept, key=lambda s: (-s["correct"], -s["precision"])):
         t = s["thresholds"]
-        default = t == DEFAULT_THRESHOLDS.__dict__
+        default = t == DEFAULT_ALIAS_THRESHOLDS.__dict__
         mark = "+" if s is best and default else "*" if s is best else "=" if default else " "
         lines.append(f"{mark} {t['min_quality']:>7} {t['margin']:>6} "
                      f"{t['structural_max_complexity']:>8} {t['repeated_min_support']:>6} "

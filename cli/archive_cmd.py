@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from pagetrail import Settings, archive_links
 from pagetrail.cli.common import add_json_flag, print_json, run_async
-from pagetrail.tools.api import archive_links
-from pagetrail.tools.settings import Settings
 
 OK = ("success", "skipped", "pending")
 

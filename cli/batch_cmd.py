@@ -5,17 +5,15 @@ from __future__ import annotations
 import sys
 from contextlib import nullcontext
 
+from pagetrail import batch_format, failed_jobs, read_batch, write_answers
 from pagetrail.cli.common import run_async
 from pagetrail.cli.scan_cmd import progress_bar, show_progress
-from pagetrail.tools.batch import batch_format, failed, read_batch, write_answers
 
 
 def recover_batch(path: str, output: str | None, *, quiet: bool = False) -> int:
     """Recover every link of the batch; answers in input order. Links answered by an earlier
     run (the store's job table) are not recovered again. Exit 1 when some failed."""
-    from pagetrail.store import open_store
-    from pagetrail.tools.dispatch import get_dispatcher
-    from pagetrail.tools.settings import get_settings
+    from pagetrail import get_dispatcher, get_settings, open_store
 
     items = read_batch(path)
     settings = get_settings()
@@ -26,7 +24,7 @@ def recover_batch(path: str, output: str | None, *, quiet: bool = False) -> int:
     with open(output, "w", encoding="utf-8", newline="") if output else nullcontext(
             sys.stdout) as out:
         write_answers(records, out, fmt)
-    bad = failed(records)
+    bad = failed_jobs(records)
     print(f"{len(records)} links: {len(records) - bad} answered, {bad} failed",
           file=sys.stderr)
     return 1 if bad else 0

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
 
-from pagetrail.cli.common import add_json_flag, parse_date, print_json, run_async, user_url
-from pagetrail.tools.api import check_with_drift
-from pagetrail.tools.check import check_link, summary_line
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.models import CheckResult
-from pagetrail.tools.settings import Settings
+from pagetrail import Settings, check_link, check_summary
+from pagetrail.cli.common import add_json_flag, date_option, print_json, run_async
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,30 +15,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="skip the soft-404 probe of a random sibling URL")
     parser.add_argument("--drift", action="store_true",
                         help="if the link works, compare it with its archived copy (drifted?)")
-    parser.add_argument("--since", type=parse_date, default=None, metavar="DATE",
+    parser.add_argument("--since", type=date_option("--since"), default=None, metavar="DATE",
                         help="with --drift: the link's date (the copy closest to it is used)")
     add_json_flag(parser)
     parser.set_defaults(func=handle)
 
 
-async def _check(url: str, settings: Settings, probe_sibling: bool, drift: bool,
-                 since: datetime | None) -> CheckResult:
-    async with Fetcher(settings) as fetcher:
-        result = await check_link(url, fetcher, settings=settings, probe_sibling=probe_sibling)
-        if drift:
-            result = await check_with_drift(result, fetcher, settings, since)
-        return result
-
-
 def handle(args: argparse.Namespace) -> int:
     settings = Settings()
-    url = user_url(args.url, settings)  # InvalidURL/RefusedAddress → one line, exit 2
-    result = run_async(_check(url, settings, not args.no_sibling, args.drift,
-                                args.since))
+    # InvalidURL/RefusedAddress (the API's address guard) → one line, exit 2
+    result = run_async(check_link(args.url, settings=settings, drift=args.drift,
+                                  since=args.since, probe_sibling=not args.no_sibling))
     if args.json:
         print_json(result)
     else:
-        print(summary_line(result))
+        print(check_summary(result))
         if result.drift is not None:
             drift = result.drift
             state = "DRIFTED: serves other content now" if drift.drifted else "same content"

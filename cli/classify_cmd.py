@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
-from datetime import datetime
 
-from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async, user_url
-from pagetrail.tools import dates
-from pagetrail.tools.errors import InvalidDate
+from pagetrail import MAX_RELATED, recommend_archived
+from pagetrail.cli.common import UsageError, add_json_flag, parse_date, print_json, run_async
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from pagetrail.tools.classify import DEFAULT_KIND, DEFAULT_VARIANT, MODEL_KINDS
-    from pagetrail.tools.uritokens import VARIANTS
+    from pagetrail import (
+        CLASSIFIER_KINDS,
+        DEFAULT_CLASSIFIER_KIND,
+        DEFAULT_CLASSIFIER_VARIANT,
+        URI_TOKEN_VARIANTS,
+    )
 
     classify = sub.add_parser(
         "classify", help="topic of a URL from its address (train on your own DMOZ-style data)"
@@ -22,8 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     train = actions.add_parser("train", help="build the classifier into the data directory")
     train.add_argument("--data", required=True, help="url<TAB>category file, dir or DMOZ RDF")
-    train.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS))
-    train.add_argument("--model", default=DEFAULT_KIND, choices=MODEL_KINDS)
+    train.add_argument("--variant", default=DEFAULT_CLASSIFIER_VARIANT,
+                       choices=sorted(URI_TOKEN_VARIANTS))
+    train.add_argument("--model", default=DEFAULT_CLASSIFIER_KIND, choices=CLASSIFIER_KINDS)
     train.add_argument("--path", default="drop", choices=("drop", "keep"),
                        help="drop: one example per host (default); keep: whole URLs")
     add_json_flag(train)
@@ -34,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--folds", type=int, default=10)
     evaluate.add_argument("--variants", default="all",
                           help="comma-separated variant names, or 'all', or 'paper'")
-    evaluate.add_argument("--models", default=",".join(MODEL_KINDS),
+    evaluate.add_argument("--models", default=",".join(CLASSIFIER_KINDS),
                           help="comma-separated: nb, linear")
     add_json_flag(evaluate)
     evaluate.set_defaults(func=_eval)
@@ -56,9 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from pagetrail.tools.classify import train
+    from pagetrail import train_classifier
 
-    report = train(args.data, variant=args.variant, kind=args.model, path_mode=args.path)
+    report = train_classifier(args.data, variant=args.variant, kind=args.model,
+                              path_mode=args.path)
     if args.json:
         print_json(asdict(report))
         return 0
@@ -81,31 +85,32 @@ def _parse_list(text: str, allowed: list[str], what: str) -> list[str]:
 def _eval(args: argparse.Namespace) -> int:
     import time
 
-    from pagetrail.tools.classify import (
-        MODEL_KINDS,
-        PAPER_TABLE6,
-        evaluate,
-        load_examples,
+    from pagetrail import (
+        CLASSIFIER_KINDS,
+        CLASSIFIER_PAPER_TABLE6,
+        URI_TOKEN_VARIANTS,
+        evaluate_classifier,
+        load_classifier_examples,
     )
-    from pagetrail.tools.uritokens import VARIANTS
 
     if args.folds < 2:
         raise UsageError("--folds must be at least 2")
     if args.variants == "all":
-        variants = list(VARIANTS)
+        variants = list(URI_TOKEN_VARIANTS)
     elif args.variants == "paper":
-        variants = list(PAPER_TABLE6)
+        variants = list(CLASSIFIER_PAPER_TABLE6)
     else:
-        variants = _parse_list(args.variants, list(VARIANTS), "variant")
-    kinds = _parse_list(args.models, list(MODEL_KINDS), "model")
+        variants = _parse_list(args.variants, list(URI_TOKEN_VARIANTS), "variant")
+    kinds = _parse_list(args.models, list(CLASSIFIER_KINDS), "model")
     started = time.perf_counter()
-    examples = load_examples(args.data)
-    rows = evaluate(examples, variants=variants, kinds=kinds, folds=args.folds)  # type: ignore[arg-type]
+    examples = load_classifier_examples(args.data)
+    rows = evaluate_classifier(examples, variants=variants, kinds=kinds,  # type: ignore[arg-type]
+                               folds=args.folds)
     total = round(time.perf_counter() - started, 1)
     if args.json:
         print_json({
             "examples": len(examples.urls), "folds": args.folds, "seconds": total,
-            "rows": [asdict(r) | {"paper": PAPER_TABLE6.get(r.variant)} for r in rows],
+            "rows": [asdict(r) | {"paper": CLASSIFIER_PAPER_TABLE6.get(r.variant)} for r in rows],
         })
         return 0
     print(f"{len(examples.urls)} examples (one per host; {examples.ambiguous_hosts} ambiguous "
@@ -113,7 +118,7 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"{'variant':34} {'model':6} {'micro':>6} {'macro':>6} {'feats':>8} {'sec':>6}   "
           "paper F1/micro/macro")
     for r in rows:
-        paper = PAPER_TABLE6.get(r.variant)
+        paper = CLASSIFIER_PAPER_TABLE6.get(r.variant)
         ref = "/".join(f"{v:.2f}" for v in paper) if paper else "—"
         print(f"{r.variant:34} {r.kind:6} {r.micro_f1:6.3f} {r.macro_f1:6.3f} "
               f"{r.features:8d} {r.seconds:6.1f}   {ref}")
@@ -121,11 +126,10 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from pagetrail.tools.classify import classify_url, load_candidates, load_model
-    from pagetrail.tools.urls import validate_url
+    from pagetrail import classify_url, load_classifier, load_classifier_candidates, validate_url
 
     url = validate_url(args.url)
-    prediction = classify_url(url, model=load_model(), candidates=load_candidates())
+    prediction = classify_url(url, model=load_classifier(), candidates=load_classifier_candidates())
     if args.json:
         print_json(prediction.to_dict())
         return 0
@@ -134,23 +138,13 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_when(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return dates.parse_date(text)
-    except InvalidDate as exc:
-        raise UsageError(str(exc)) from exc
-
-
 def _related(args: argparse.Namespace) -> int:
-    from pagetrail.tools.related import recommend_archived
-
-    if not 1 <= args.limit <= 100:
-        raise UsageError("--limit must be between 1 and 100")
-    result = run_async(recommend_archived(user_url(args.url), at=parse_when(args.at), limit=args.limit))
+    if not 1 <= args.limit <= MAX_RELATED:
+        raise UsageError(f"--limit must be between 1 and {MAX_RELATED}")
+    result = run_async(recommend_archived(args.url, at=parse_date(args.at, option="--at"),
+                                          limit=args.limit))
     if args.json:
-        print_json(result.to_dict())
+        print_json(result)
         return 0
     print(f"related archived pages for {result.url} — topic {result.category} "
           f"({result.category_source}); these are related pages, not replacements")

@@ -12,15 +12,17 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from pagetrail.tools import dates
-from pagetrail.tools.errors import InvalidDate, PagetrailError
+from pagetrail import InvalidArgument, InvalidDate
+from pagetrail import parse_date as parse_any_date
 
 T = TypeVar("T")
 
 Handler = Callable[[argparse.Namespace], int]
 
 
-class UsageError(PagetrailError):
+class UsageError(InvalidArgument):
+    """A command line that cannot run (the engine's InvalidArgument, as the CLI says it)."""
+
     code = "usage"
 
 
@@ -48,20 +50,33 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_date(text: str | None, *, option: str = "date") -> datetime | None:
-    """A date from the command line (tools.dates.parse_date, as Slack's); naive means UTC."""
+    """A date from the command line (pagetrail.parse_date, as Slack's); naive means UTC."""
     if not text:
         return None
     try:
-        return dates.parse_date(text)
+        return parse_any_date(text)
     except InvalidDate as exc:
         raise UsageError(f"{option}: {exc}") from exc
+
+
+def date_option(option: str) -> Callable[[str], datetime]:
+    """An argparse `type=` for a date option: parse_date's refusal is argparse's usage
+    error (exit 2, naming the option)."""
+
+    def parse(text: str) -> datetime:
+        try:
+            return parse_any_date(text)
+        except InvalidDate as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+
+    parse.__name__ = option  # argparse names the converter in its message
+    return parse
 
 
 def user_url(text: str, settings: Any | None = None) -> str:
     """A URL from the command line through the same gate as MCP and Slack: InvalidURL, or
     RefusedAddress for a private/loopback/metadata target (main: one line, exit 2)."""
-    from pagetrail.tools.netguard import ensure_fetchable
-    from pagetrail.tools.settings import get_settings
+    from pagetrail import ensure_fetchable, get_settings
 
     return run_async(ensure_fetchable(text, settings or get_settings()))
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pagetrail import Settings, config_file
 from pagetrail.cli.common import add_json_flag, print_json
-from pagetrail.tools.settings import Settings, config_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pagetrail.store.db import create_db_engine
-from pagetrail.store.migrate import current_revision, head_revision, upgrade
-from pagetrail.tools.settings import Settings, mask_url
+from pagetrail import Settings, mask_url, migrate_store, store_revisions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,14 +19,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def db_upgrade(args: argparse.Namespace) -> int:
     url = Settings().database_url
-    engine = create_db_engine(url)
-    upgrade(engine, args.revision)
-    print(f"{mask_url(url)}: at revision {current_revision(engine)}")
+    revision = migrate_store(url, args.revision)
+    print(f"{mask_url(url)}: at revision {revision}")
     return 0
 
 
 def db_current(args: argparse.Namespace) -> int:
     url = Settings().database_url
-    engine = create_db_engine(url)
-    print(f"{mask_url(url)}: revision {current_revision(engine)} (head {head_revision()})")
+    current, head = store_revisions(url)
+    print(f"{mask_url(url)}: revision {current} (head {head})")
     return 0

@@ -20,10 +20,9 @@ from typing import Any
 
 from rich.console import Console
 
+from pagetrail import Recovery, same_url
 from pagetrail.cli.common import add_json_flag, fail, print_json, run_async
 from pagetrail.cli.recover_cmd import print_recovery
-from pagetrail.tools.models import Recovery
-from pagetrail.tools.urls import same_url
 
 
 def bundled_world() -> Path:
@@ -53,7 +52,7 @@ def _positive(text: str) -> int:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    from pagetrail.tools.testbed import load_world
+    from pagetrail import load_world
 
     world = load_world(args.world or bundled_world())
     cases = [c.raw for c in world.cases][: args.limit or None]
@@ -134,9 +133,7 @@ def agrees(case: dict[str, Any], recovery: Recovery) -> bool:
 async def _recover_all(world: Any, cases: list[dict[str, Any]], *, jobs: int,
                        progress: _Progress) -> tuple[list[Recovery], list[str]]:
     """Every case's recovery, and the world's services found down at the end."""
-    from pagetrail.store import Store
-    from pagetrail.tools.recover import recover
-    from pagetrail.tools.testbed import Testbed
+    from pagetrail import Store, Testbed, recover
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pagetrail-demo-") as scratch:

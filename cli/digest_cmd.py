@@ -13,12 +13,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from pagetrail import (
+    ChannelDigest,
+    InvalidArgument,
+    Settings,
+    Trend,
+    digest_html,
+    digest_json,
+    digest_markdown,
+    open_store,
+)
 from pagetrail.cli.common import add_json_flag, print_json, run_async
-from pagetrail.store import open_store
-from pagetrail.tools.api import InvalidArgument
-from pagetrail.tools.digest import ChannelDigest, to_html, to_json, to_markdown
-from pagetrail.tools.settings import Settings
-from pagetrail.tools.trend import Trend
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,13 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def write_chart(channel: str, path: Path, settings: Settings, weeks: int = 8) -> Trend:
     """Render the channel's stored trend to `path`; the trend drawn is returned."""
-    from pagetrail.tools.trend import render_chart, stored_trend
+    from pagetrail import render_trend_chart, stored_trend
 
     trend = stored_trend(open_store(settings.database_url), channel, weeks)
     if not trend.periods:
         raise InvalidArgument(f"no recorded digest for channel {channel!r} yet "
                               "(run `pagetrail digest run` first)")
-    path.write_bytes(render_chart(trend))
+    path.write_bytes(render_trend_chart(trend))
     return trend
 
 
@@ -69,7 +74,7 @@ def handle_chart(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> list[ChannelDigest]:
-    from pagetrail.tools.dispatch import configured_digest_runner
+    from pagetrail import configured_digest_runner
 
     store = open_store(settings.database_url)
     runner = configured_digest_runner(settings, store)  # on the workers with a broker
@@ -79,8 +84,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> list[ChannelDige
 def handle_run(args: argparse.Namespace) -> int:
     settings = Settings()
     if args.post:
+        from pagetrail import configured_digest_runner
         from pagetrail.bot.digest_post import run_and_post
-        from pagetrail.tools.dispatch import configured_digest_runner
 
         store = open_store(settings.database_url)
         outcomes = run_async(run_and_post(settings, store, channel=args.channel,
@@ -101,15 +106,15 @@ def handle_run(args: argparse.Namespace) -> int:
             chart = folder / f"link-health-{stem}.png"
             write_chart(digest.channel, chart, settings)
             charts[digest.channel] = chart
-            (folder / f"digest-{stem}.md").write_text(to_markdown(digest, chart=chart.name))
+            (folder / f"digest-{stem}.md").write_text(digest_markdown(digest, chart=chart.name))
             (folder / f"digest-{stem}.html").write_text(
-                to_html(digest, chart_png=chart.read_bytes()))
+                digest_html(digest, chart_png=chart.read_bytes()))
     if args.json:
-        print_json([{**to_json(d), "chart": str(charts[d.channel])} if d.channel in charts
-                    else to_json(d) for d in digests])
+        print_json([{**digest_json(d), "chart": str(charts[d.channel])} if d.channel in charts
+                    else digest_json(d) for d in digests])
     else:
         for digest in digests:
-            sys.stdout.write(to_markdown(digest, chart=charts.get(digest.channel)) + "\n")
+            sys.stdout.write(digest_markdown(digest, chart=charts.get(digest.channel)) + "\n")
     return 0
 
 

@@ -17,17 +17,20 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
-from pagetrail.tools.eval_runner import (
+from pagetrail import (
     EVAL_METHODS,
+    CaseResult,
     EngineChoice,
+    Settings,
+    World,
+    build_eval_report,
     expand_methods,
-    resolve_engine,
+    get_settings,
+    load_world,
+    resolve_eval_engine,
     run_evaluation,
 )
-from pagetrail.tools.evaluate import CaseResult, build_report
-from pagetrail.tools.settings import Settings, get_settings
-from pagetrail.tools.testbed.world import World, load_world
+from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,12 +72,12 @@ def handle(args: argparse.Namespace) -> int:
     cases = [case.raw for case in world.cases][: args.limit]
     if not cases:
         raise UsageError(f"{args.world}: the world has no cases")
-    choice = resolve_engine()
+    choice = resolve_eval_engine()
     if choice.label != "pipeline" and choice.detail:
         print(f"pagetrail: warning: {choice.detail}", file=sys.stderr)
 
     results = run_async(_evaluate(world, cases, methods, choice, args))
-    report = build_report(world.name, cases, results, method_order=methods,
+    report = build_eval_report(world.name, cases, results, method_order=methods,
                           world_format=world.format)
     if args.engine_list is not None:
         report["engines"] = args.engine_list
@@ -101,9 +104,9 @@ def parse_engines(option: str | None) -> list[str] | None:
     """`--engines a,b` → the engine names, checked against the known engines."""
     if option is None:
         return None
-    from pagetrail.tools.engines.registry import engine_names
+    from pagetrail import search_engines
 
-    known = engine_names()  # built-ins and installed plugins
+    known = search_engines()  # built-ins and installed plugins
     names = [name.strip().lower() for name in option.split(",") if name.strip()]
     unknown = [name for name in names if name not in known]
     if not names or unknown:
@@ -125,7 +128,7 @@ async def _evaluate(world: World, cases: list[dict[str, Any]], methods: list[str
         if args.running:
             return await _run(get_settings(), scratch, cases, methods, choice, args, advance)
         try:
-            from pagetrail.tools.testbed import Testbed
+            from pagetrail import Testbed
         except ImportError as exc:
             raise UsageError(f"the testbed runner is not installed ({exc}); "
                              "use --running with a testbed already serving") from exc
@@ -154,7 +157,7 @@ async def _run(settings: Settings, scratch: str, cases: list[dict[str, Any]], me
     stores: list[Any] = []
 
     def store_for(method: str) -> Any:
-        from pagetrail.store import Store
+        from pagetrail import Store
 
         # Not open_store(): these throw-away databases must not stay in its process cache.
         stores.append(Store(settings_for(method).database_url))

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pagetrail
+from pagetrail import PagetrailError
 from pagetrail.cli.common import fail
-from pagetrail.tools.errors import PagetrailError
 
 # Each subcommand and the module that adds it (with `register()`), in help order; a module
 # missing from an install is skipped, not fatal. Running one command imports only its module:
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     # trafilatura reports every page it cannot extract at WARNING: noise for our users.
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
-    from pagetrail.tools.logsafe import install_log_redaction
+    from pagetrail import install_log_redaction
 
     install_log_redaction()  # endpoint credentials never reach a log line
     if not getattr(args, "func", None):

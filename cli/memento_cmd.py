@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
 
-from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async, user_url
-from pagetrail.tools import dates
-from pagetrail.tools.errors import InvalidDate
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.memento import (
+from pagetrail import (
+    Memento,
+    NoMemento,
     archived_redirects,
     fetch_memento,
-    list_mementos,
+    list_captures,
 )
-from pagetrail.tools.models import Memento
-from pagetrail.tools.settings import get_settings
+from pagetrail.cli.common import (
+    UsageError,
+    add_json_flag,
+    date_option,
+    print_json,
+    run_async,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Find the capture of URL closest before --at (default: the latest good "
                     "one), skipping redirects, error pages and soft 404s.")
     parser.add_argument("url", help="the (dead) URL")
-    parser.add_argument("--at", type=parse_date, default=None,
+    parser.add_argument("--at", type=date_option("--at"), default=None,
                         help="date the link was made or broke: 2019-06-01, ISO date-time, "
                              "or a 14-digit archive timestamp")
     parser.add_argument("--list", action="store_true", help="list every capture instead")
@@ -34,44 +36,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=handle)
 
 
-def parse_date(text: str) -> datetime:
-    try:
-        return dates.parse_date(text)
-    except InvalidDate as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
 def handle(args: argparse.Namespace) -> int:
-    url = user_url(args.url)
     if args.list and args.redirects:
         raise UsageError("--list and --redirects do not go together")
-    return run_async(_run(url, args))
-
-
-async def _run(url: str, args: argparse.Namespace) -> int:
-    settings = get_settings()
-    async with Fetcher(settings) as fetcher:
-        if args.list:
-            captures = await list_mementos(url, fetcher, settings)
-            if args.json:
-                print_json(captures)
-            for c in [] if args.json else captures:
-                print(f"{c.datetime:%Y-%m-%d %H:%M:%S}  {c.status or '-':>3}  "
-                      f"{c.mimetype or '-':<12} {c.memento_url}")
-            return 0
-        if args.redirects:
-            redirects = await archived_redirects(url, fetcher, settings)
-            if args.json:
-                print_json(redirects)
-            for r in [] if args.json else redirects:
-                print(f"{r.datetime:%Y-%m-%d}  {r.status}  {r.target_url}  ({r.memento_url})")
-            return 0
-        memento = await fetch_memento(url, fetcher, at=args.at, settings=settings)
+    if args.list:
+        captures = run_async(list_captures(args.url))
+        if args.json:
+            print_json(captures)
+        for c in [] if args.json else captures:
+            print(f"{c.datetime:%Y-%m-%d %H:%M:%S}  {c.status or '-':>3}  "
+                  f"{c.mimetype or '-':<12} {c.memento_url}")
+        return 0
+    if args.redirects:
+        redirects = run_async(archived_redirects(args.url))
+        if args.json:
+            print_json(redirects)
+        for r in [] if args.json else redirects:
+            print(f"{r.datetime:%Y-%m-%d}  {r.status}  {r.target_url}  ({r.memento_url})")
+        return 0
+    try:
+        memento = run_async(fetch_memento(args.url, at=args.at, whole=True))
+    except NoMemento:
+        memento = None
     if args.json:
         print_json(memento)
         return 0 if memento else 1
     if memento is None:
-        print(f"no usable archived copy of {url}")
+        print(f"no usable archived copy of {args.url}")
         return 1
     print(describe(memento))
     return 0

@@ -7,6 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from pagetrail import Recovery, recovery_summary, robust_link
 from pagetrail.cli.common import (
     UsageError,
     add_json_flag,
@@ -15,9 +16,6 @@ from pagetrail.cli.common import (
     run_async,
     user_url,
 )
-from pagetrail.tools.models import Recovery
-from pagetrail.tools.output import robust_link, summary_line
-from pagetrail.tools.urls import validate_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +50,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def recover_command(args: argparse.Namespace) -> int:
-    from pagetrail.tools.settings import configured_store
 
     if args.batch:
         if args.url:
@@ -62,13 +59,14 @@ def recover_command(args: argparse.Namespace) -> int:
         return recover_batch(args.batch, args.output, quiet=args.json)
     if not args.url:
         raise UsageError("give the dead link's URL (or --batch FILE)")
-    from pagetrail.tools.recover import recover
+    from pagetrail import open_store, recover
 
     url = user_url(args.url)
     source_url = user_url(args.source_url) if args.source_url else None
     recovery = run_async(recover(
         url, source_url=source_url, anchor=args.anchor, context=args.context,
-        link_date=parse_date(args.date, option="--date"), store=configured_store(), use_cache=not args.no_cache,
+        link_date=parse_date(args.date, option="--date"), store=open_store(),
+        use_cache=not args.no_cache,
     ))
     if args.json:
         print_json(recovery)
@@ -81,7 +79,7 @@ def recover_command(args: argparse.Namespace) -> int:
 
 def print_recovery(recovery: Recovery, *, limit: int = 10, console: Console | None = None) -> None:
     console = console or Console()
-    console.print(summary_line(recovery), markup=False, highlight=False)
+    console.print(recovery_summary(recovery), markup=False, highlight=False)
     if recovery.candidates:
         table = Table(show_header=True, header_style="bold", expand=False)
         for column in ("#", "kind", "conf", "url", "title / evidence"):
@@ -99,15 +97,13 @@ def print_recovery(recovery: Recovery, *, limit: int = 10, console: Console | No
 
 
 def pick_command(args: argparse.Namespace) -> int:
-    from pagetrail.tools.memory import record_pick
-    from pagetrail.tools.settings import configured_store
+    from pagetrail import record_pick
 
-    dead, chosen = validate_url(args.dead_url), validate_url(args.chosen_url)
-    record = record_pick(configured_store(), dead, chosen, by=args.by, via="cli", note=args.note,
-                         rejected=args.reject)
+    record = run_async(record_pick(args.dead_url, args.chosen_url, by=args.by, via="cli",
+                                   note=args.note, rejected=args.reject))
     if args.json:
-        print_json(record.__dict__)
+        print_json(record)
     else:
         verb = "rejected" if args.reject else "picked"
-        print(f"{verb}: {dead} → {chosen}")
+        print(f"{verb}: {record.dead_url} → {record.chosen_url}")
     return 0

@@ -14,20 +14,23 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from pagetrail import (
+    ScanDigest,
+    ScanOptions,
+    ScanProgressFn,
+    Settings,
+    build_digest,
+    digest_json,
+    digest_markdown,
+    open_store,
+    recover_confirmed,
+    recovery_plan,
+    scan_site,
+)
+
 # wordfreq (the tokenizer) is imported by tools.text on first use: a scan tokenizes only
 # pages with not-found wording or a soft-404 sibling to compare, often none at all.
 from pagetrail.cli.common import print_json, run_async
-from pagetrail.store import open_store
-from pagetrail.tools.digest import (
-    ScanDigest,
-    build_digest,
-    recover_confirmed,
-    recovery_plan,
-    to_json,
-    to_markdown,
-)
-from pagetrail.tools.scanner import ProgressFn, ScanOptions, scan
-from pagetrail.tools.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -76,7 +79,7 @@ def show_progress(quiet: bool) -> bool:
 
 @contextmanager
 def progress_bar(enabled: bool, description: str = "checking links",
-                 ) -> Iterator[ProgressFn | None]:
+                 ) -> Iterator[ScanProgressFn | None]:
     if not enabled:
         yield None
         return
@@ -93,11 +96,11 @@ def progress_bar(enabled: bool, description: str = "checking links",
 
 
 async def _scan(args: argparse.Namespace, settings: Settings,
-                progress: ProgressFn | None) -> ScanDigest:
+                progress: ScanProgressFn | None) -> ScanDigest:
     store = open_store(settings.database_url)
     options = ScanOptions(depth=max(0, args.depth), max_pages=max(1, args.max_pages),
                           same_site_only=args.same_site_only, concurrency=args.concurrency)
-    result = await scan(args.target, store=store, settings=settings, options=options,
+    result = await scan_site(args.target, store=store, settings=settings, options=options,
                         progress=progress)
     digest = build_digest(store, result)
     if args.recover:
@@ -111,7 +114,7 @@ async def _scan(args: argparse.Namespace, settings: Settings,
 
 def _scan_on_workers(args: argparse.Namespace, settings: Settings) -> ScanDigest:
     """With a broker: the scan runs on a worker, the recoveries fan out over the workers."""
-    from pagetrail.tools.dispatch import get_dispatcher, scan_on_workers
+    from pagetrail import get_dispatcher, scan_on_workers
 
     dispatcher = get_dispatcher(settings, open_store(settings.database_url))
     with progress_bar(show_progress(args.quiet), "recovering links") as progress:
@@ -130,9 +133,9 @@ def handle(args: argparse.Namespace) -> int:
         with fewer_collections(), progress_bar(show_progress(args.quiet)) as progress:
             digest = run_async(_scan(args, settings, progress))
     if args.json:
-        print_json(to_json(digest))
+        print_json(digest_json(digest))
     else:
-        sys.stdout.write(to_markdown(digest))
+        sys.stdout.write(digest_markdown(digest))
     if digest.error:
         print(f"pagetrail: scan failed: {digest.error}", file=sys.stderr)
         return 1

@@ -5,17 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pagetrail.cli.common import (
-    UsageError,
-    add_json_flag,
-    parse_date,
-    print_json,
-    run_async,
-    user_url,
-)
-from pagetrail.tools.engines.base import SearchContext
-from pagetrail.tools.engines.service import SearchOutcome
-from pagetrail.tools.settings import Settings, get_settings
+from pagetrail import Hit, SearchResult, get_settings, open_store, search_web
+from pagetrail.cli.common import UsageError, add_json_flag, parse_date, print_json, run_async
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,56 +22,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=handle)
 
 
-async def run_search(settings: Settings, query: str, *, engines: list[str] | None,
-                     site: str | None, limit: int, context: SearchContext | None,
-                     ) -> tuple[SearchOutcome, list[str]]:
-    from pagetrail.store.db import open_store
-    from pagetrail.tools.engines.registry import build_engine_set
-    from pagetrail.tools.engines.service import SearchService
-    from pagetrail.tools.fetch import Fetcher
-
-    store = open_store(settings.database_url)
-    async with Fetcher(settings) as fetcher:
-        engine_set = build_engine_set(settings, fetcher, store, engines)
-        service = SearchService(engine_set.engines, store=store, settings=settings,
-                                secrets=engine_set.secrets)
-        outcome = await service.search(query, site=site, limit=limit, context=context)
-    return outcome, engine_set.notes
-
-
 def handle(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise UsageError("empty query")
     if args.limit < 1 or args.limit > 100:
         raise UsageError("--limit must be between 1 and 100")
-    context = None
-    if args.dead_url or args.after:
-        dead_url = user_url(args.dead_url) if args.dead_url else None
-        context = SearchContext(dead_url=dead_url, after=parse_date(args.after, option="--after"))
-    outcome, notes = run_async(run_search(
-        get_settings(), args.query, engines=args.engines, site=args.site,
-        limit=args.limit, context=context,
-    ))
-    for note in notes:
+    settings = get_settings()
+    result = run_async(search_web(
+        args.query, engines=args.engines, site=args.site, limit=args.limit,
+        dead_url=args.dead_url, after=parse_date(args.after, option="--after"),
+        settings=settings, store=open_store(settings.database_url)))
+    for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.json:
-        print_json({
-            "query": outcome.query, "site": outcome.site,
-            "hits": outcome.hits, "failures": outcome.failures,
-            "cached": sorted(outcome.cached), "notes": notes,
-        })
+        print_json({**result.model_dump(mode="json"), "hits": hits_by_engine(result)})
     else:
-        print_outcome(outcome)
-    return 0 if outcome.hits or not outcome.failures else 1
+        print_result(result)
+    return 0 if result.hits or not result.failures else 1
 
 
-def print_outcome(outcome: SearchOutcome) -> None:
-    for engine, hits in outcome.hits.items():
-        cached = " (cached)" if engine in outcome.cached else ""
+def hits_by_engine(result: SearchResult) -> dict[str, list[Hit]]:
+    by_engine: dict[str, list[Hit]] = {}
+    for hit in result.hits:
+        by_engine.setdefault(hit.engine, []).append(hit)
+    return by_engine
+
+
+def print_result(result: SearchResult) -> None:
+    for engine, hits in hits_by_engine(result).items():
+        cached = " (cached)" if engine in result.cached else ""
         print(f"== {engine}: {len(hits)} hits{cached}")
         for hit in hits:
             print(f"{hit.rank:3d}. {hit.url}")
             if hit.title:
                 print(f"     {hit.title}")
-    for failure in outcome.failures:
+    for failure in result.failures:
         print(f"!! {failure.engine}: {failure.error}")

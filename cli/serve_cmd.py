@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pagetrail import get_settings
 from pagetrail.cli.common import UsageError, run_async
 from pagetrail.cli.serve_slack import register_slack
-from pagetrail.tools.settings import get_settings
 
 DEFAULT_HTTP_PORT = 8765
 

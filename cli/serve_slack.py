@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pagetrail import get_settings
 from pagetrail.cli.common import UsageError, run_async
-from pagetrail.tools.settings import get_settings
 
 DEFAULT_PORT = 3000
 
@@ -33,8 +33,8 @@ def register_slack(faces: argparse._SubParsersAction) -> None:
 
 
 def handle_slack(args: argparse.Namespace) -> int:
+    from pagetrail import open_store
     from pagetrail.bot.server import serve_http, serve_socket
-    from pagetrail.store.db import open_store
 
     if not 0 < args.port <= 65535:
         raise UsageError("--port must be between 1 and 65535")

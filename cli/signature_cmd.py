@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from pagetrail.cli.common import add_json_flag, print_json, run_async, user_url
-from pagetrail.tools.api import live_document
-from pagetrail.tools.errors import NoMemento, PagetrailError
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.memento import fetch_memento
-from pagetrail.tools.models import Signature, Tag
-from pagetrail.tools.settings import Settings, get_settings
-from pagetrail.tools.signature import extract_signature
-from pagetrail.tools.tags import get_tags
+from pagetrail import (
+    extract_signature,
+    get_tags,
+)
+from pagetrail.cli.common import add_json_flag, print_json, run_async
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,21 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     tags.set_defaults(func=handle_tags)
 
 
-async def _signature(url: str, live: bool, settings: Settings) -> Signature:
-    async with Fetcher(settings) as fetcher:
-        if live:
-            document = await live_document(url, fetcher)
-        else:
-            memento = await fetch_memento(url, fetcher, settings=settings)
-            if memento is None or memento.document is None:
-                raise NoMemento("no usable archived copy (try --live)", url=url)
-            document = memento.document
-    return extract_signature(document)
-
-
 def handle_signature(args: argparse.Namespace) -> int:
-    url = user_url(args.url)
-    signature = run_async(_signature(url, args.live, get_settings()))
+    signature = run_async(extract_signature(args.url, source="live" if args.live else "archive"))
     if args.json:
         print_json(signature)
         return 0
@@ -61,21 +44,9 @@ def handle_signature(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _tags(url: str, settings: Settings) -> list[Tag]:
-    async with Fetcher(settings) as fetcher:
-        memento = await fetch_memento(url, fetcher, settings=settings)
-        current = None
-        try:
-            current = await live_document(url, fetcher)
-        except PagetrailError:  # the page is dead: no current page to call tags ghosts by
-            current = None
-        return await get_tags(url, fetcher, memento=memento, current=current,
-                              settings=settings)
-
-
 def handle_tags(args: argparse.Namespace) -> int:
-    url = user_url(args.url)
-    tags = run_async(_tags(url, get_settings()))
+    result = run_async(get_tags(args.url))
+    url, tags = result.url, result.tags
     if args.json:
         print_json(tags)
         return 0

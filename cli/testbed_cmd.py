@@ -11,10 +11,8 @@ import signal
 import sys
 from pathlib import Path
 
+from pagetrail import Testbed, ensure_pywb_venv, load_world, pywb_venv_path
 from pagetrail.cli.subset_cmd import add_subset_parser
-from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
-from pagetrail.tools.testbed.runner import Testbed
-from pagetrail.tools.testbed.world import load_world
 
 
 def register(sub: argparse._SubParsersAction) -> None:

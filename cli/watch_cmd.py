@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle_add(args: argparse.Namespace) -> int:
-    from pagetrail.tools.api import add_watch
+    from pagetrail import add_watch
 
     change = run_async(add_watch(args.target, channel=args.channel, by="cli"))
     if args.json:
@@ -51,7 +51,7 @@ def handle_add(args: argparse.Namespace) -> int:
 
 
 def handle_remove(args: argparse.Namespace) -> int:
-    from pagetrail.tools.api import remove_watch
+    from pagetrail import remove_watch
 
     change = run_async(remove_watch(args.target, channel=args.channel))
     if args.json:
@@ -65,7 +65,7 @@ def handle_remove(args: argparse.Namespace) -> int:
 
 
 def handle_list(args: argparse.Namespace) -> int:
-    from pagetrail.tools.api import list_watches
+    from pagetrail import list_watches
 
     watches = run_async(list_watches(channel=args.channel))
     if args.json:

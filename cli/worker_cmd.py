@@ -27,9 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from pagetrail import get_settings, prepare_distributed, run_worker
     from pagetrail.cli.common import UsageError
-    from pagetrail.tools.dispatch import prepare_distributed
-    from pagetrail.tools.settings import get_settings
 
     queues = [q.strip() for q in args.queues.split(",") if q.strip()]
     unknown = sorted(set(queues) - set(QUEUE_NAMES))
@@ -39,12 +38,10 @@ def handle(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     prepare_distributed(get_settings())  # the clear one-line errors, before Celery starts
-    from pagetrail.tools.celery_app import app
-
     argv = ["worker", f"--concurrency={args.concurrency}", f"--queues={','.join(queues)}",
             f"--loglevel={args.loglevel}", f"--pool={args.pool}", "--without-gossip",
             "--without-mingle"]
     if args.hostname:
         argv.append(f"--hostname={args.hostname}")
-    app.worker_main(argv)
+    run_worker(argv)
     return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up and run the whole test suite: lint, then pytest on SQLite and PostgreSQL.
+# Set up and run the whole test suite: lint (ruff, the import contract), then pytest on SQLite and PostgreSQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,6 +8,8 @@ export PATH="$PWD/$VENV/bin:$PATH"
 
 echo "== ruff"
 ruff check .
+echo "== import contract"
+python scripts/lint_imports.py
 
 pgdir=$(mktemp -d /tmp/pagetrail-pg.XXXXXX)
 redisdir=$(mktemp -d /tmp/pagetrail-redis.XXXXXX)

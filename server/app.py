@@ -12,9 +12,9 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from pagetrail import Settings, get_settings
 from pagetrail.server.gate import CallGate
 from pagetrail.server.tools import ServerState, register_tools
-from pagetrail.tools.settings import Settings, get_settings
 
 SERVER_NAME = "pagetrail"
 INSTRUCTIONS = (
@@ -36,7 +36,7 @@ def build_server(settings: Settings | None = None, store: Any | None = None, *,
     """The MCP server with every tool registered. `store` defaults to the settings' database."""
     settings = settings or get_settings()
     if store is None:
-        from pagetrail.store import open_store
+        from pagetrail import open_store
 
         store = open_store(settings.database_url)
     concurrent = max_concurrent or settings.mcp_max_concurrent

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-from pagetrail.tools.errors import PagetrailError
+from pagetrail import PagetrailError
 
 
 class Busy(PagetrailError):

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from pagetrail.tools.errors import ConfigError
+from pagetrail import ConfigError
 
 MCP_PATH = "/mcp"
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         MementoCache,
         Move,
         Pick,
-        Recovery,
+        RecoveryRow,
         SearchCache,
         Watch,
     )
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "PoolSize": "db", "Store": "db", "open_store": "db",
     **{name: "models" for name in ("Base", "DigestRun", "LinkCheck", "LinkEdge", "MementoCache",
-                                   "Move", "Pick", "Recovery", "SearchCache", "Watch")},
+                                   "Move", "Pick", "RecoveryRow", "SearchCache", "Watch")},
 }
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
     "Move",
     "Pick",
     "PoolSize",
-    "Recovery",
+    "RecoveryRow",
     "SearchCache",
     "Store",
     "Watch",

@@ -59,7 +59,7 @@ class SearchCache(Base):
     __table_args__ = (Index("ix_searches_key", "engine", "query", "site"),)
 
 
-class Recovery(Base):
+class RecoveryRow(Base):
     """One recovery: the request, the answer (JSON of tools.models.Recovery), the time."""
 
     __tablename__ = "recoveries"

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from pagetrail.store.db import Store
-from pagetrail.store.models import Recovery, utcnow
+from pagetrail.store.models import RecoveryRow, utcnow
 from pagetrail.store.scans import aware
 
 
@@ -38,7 +38,7 @@ def remember_recovery(store: Store, url: str, request_key: str, *, request: dict
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         values = {"url": url, "request_key": request_key, "request": request,
                   "answer": answer, "seconds": seconds, "created_at": utcnow()}
-        statement = insert(Recovery).values(**values)
+        statement = insert(RecoveryRow).values(**values)
         session.execute(statement.on_conflict_do_update(
             index_elements=["request_key"],
             set_={name: statement.excluded[name]
@@ -48,8 +48,8 @@ def remember_recovery(store: Store, url: str, request_key: str, *, request: dict
 def latest_recovery(store: Store, request_key: str) -> RecoveryRecord | None:
     """The remembered answer to the request `request_key`, or None."""
     with store.session() as session:
-        row = session.scalars(select(Recovery).where(Recovery.request_key == request_key)
-                              .order_by(Recovery.created_at.desc()).limit(1)).first()
+        row = session.scalars(select(RecoveryRow).where(RecoveryRow.request_key == request_key)
+                              .order_by(RecoveryRow.created_at.desc()).limit(1)).first()
         if row is None:
             return None
         return RecoveryRecord(row.url, row.request_key, row.request, row.answer,

@@ -4,7 +4,7 @@
   killed stays `running` and is resumed by the next run with the same target and options.
 - `ScanPage`: the pages a scan has crawled (done once their links are stored); a resumed
   scan rebuilds its frontier from these pages' stored links instead of fetching them again.
-- `LinkStatus`: the confirmation state of a URL across scans (tools.linkstate), so that
+- `LinkStateRow`: the confirmation state of a URL across scans (tools.linkstate), so that
   weekly runs build on each other. Keyed by a hash of the URL (URLs can exceed index limits).
 
 The checks themselves are `LinkCheck` rows (store.models) tagged with `scan_id`; a check and
@@ -72,7 +72,7 @@ class ScanPage(Base):
     __table_args__ = (Index("ix_scan_pages_key", "scan_id", "url_key", unique=True),)
 
 
-class LinkStatus(Base):
+class LinkStateRow(Base):
     __tablename__ = "link_states"
     url_key: Mapped[str] = mapped_column(String(64), primary_key=True)
     url: Mapped[str] = mapped_column(Text)
@@ -188,42 +188,42 @@ def checked_in_scan(store: Store, scan_id: str) -> dict[str, str]:
                               .where(LinkCheck.scan_id == scan_id)).all())
 
 
-def load_states(session: Session, urls: Iterable[str]) -> dict[str, LinkStatus]:
+def load_states(session: Session, urls: Iterable[str]) -> dict[str, LinkStateRow]:
     keys = {url_key(u): u for u in urls}
-    rows: dict[str, LinkStatus] = {}
+    rows: dict[str, LinkStateRow] = {}
     key_list = list(keys)
     for start in range(0, len(key_list), 500):
-        for row in session.scalars(select(LinkStatus).where(
-                LinkStatus.url_key.in_(key_list[start:start + 500]))):
+        for row in session.scalars(select(LinkStateRow).where(
+                LinkStateRow.url_key.in_(key_list[start:start + 500]))):
             rows[keys[row.url_key]] = row
     return rows
 
 
-# The columns of a LinkStatus row, as plain mappings for the scanner's write path.
+# The columns of a LinkStateRow row, as plain mappings for the scanner's write path.
 STATE_COLUMNS = ("url_key", "url", "state", "counted", "history", "first_failed_at",
                  "last_checked_at", "last_verdict", "confirmed_at", "changed_at", "last_scan_id")
 
 
 def load_state_rows(session: Session, urls: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """URL → its LinkStatus columns (`STATE_COLUMNS`), for the URLs that have a state.
+    """URL → its LinkStateRow columns (`STATE_COLUMNS`), for the URLs that have a state.
 
     What `load_states` gives, as dictionaries: the scanner reads and rewrites thousands of
     states per batch, and ORM objects cost more to load and flush than the work itself."""
     keys = {url_key(u): u for u in urls}
     key_list = list(keys)
-    columns = [LinkStatus.__table__.c[name] for name in STATE_COLUMNS]
+    columns = [LinkStateRow.__table__.c[name] for name in STATE_COLUMNS]
     rows: dict[str, dict[str, Any]] = {}
     for start in range(0, len(key_list), 500):
         chunk = key_list[start:start + 500]
         for row in session.connection().execute(
-                select(*columns).where(LinkStatus.__table__.c.url_key.in_(chunk))).mappings():
+                select(*columns).where(LinkStateRow.__table__.c.url_key.in_(chunk))).mappings():
             rows[keys[row["url_key"]]] = dict(row)
     return rows
 
 
 def save_state_rows(session: Session, new: Sequence[dict[str, Any]],
                     changed: Sequence[dict[str, Any]]) -> None:
-    """Insert the `new` LinkStatus rows and rewrite the `changed` ones (each a full row of
+    """Insert the `new` LinkStateRow rows and rewrite the `changed` ones (each a full row of
     `STATE_COLUMNS`, matched on url_key), one executemany each."""
     connection = session.connection()
     _INSERT_STATES.execute(connection, new)
@@ -244,19 +244,19 @@ def insert_checks(session: Session, rows: Sequence[dict[str, Any]]) -> None:
 _INSERT_PAGES = BulkWrite(lambda: insert(ScanPage.__table__),
                           ("scan_id", "url_key", "url", "depth", "done"))
 _INSERT_CHECKS = BulkWrite(lambda: insert(LinkCheck.__table__), CHECK_COLUMNS)
-_INSERT_STATES = BulkWrite(lambda: insert(LinkStatus.__table__), STATE_COLUMNS)
+_INSERT_STATES = BulkWrite(lambda: insert(LinkStateRow.__table__), STATE_COLUMNS)
 _UPDATE_STATES = BulkWrite(
-    lambda: update(LinkStatus.__table__).where(
-        LinkStatus.__table__.c.url_key == bindparam("key")),
+    lambda: update(LinkStateRow.__table__).where(
+        LinkStateRow.__table__.c.url_key == bindparam("key")),
     ("key", *STATE_COLUMNS[1:]))
 
 
-def states_by_url(store: Store, urls: Iterable[str]) -> dict[str, LinkStatus]:
+def states_by_url(store: Store, urls: Iterable[str]) -> dict[str, LinkStateRow]:
     with store.session() as s:
         return load_states(s, urls)
 
 
-def states_in(store: Store, states: Sequence[str], urls: Iterable[str]) -> list[LinkStatus]:
+def states_in(store: Store, states: Sequence[str], urls: Iterable[str]) -> list[LinkStateRow]:
     wanted = set(states)
     return [row for row in states_by_url(store, urls).values() if row.state in wanted]
 

@@ -115,11 +115,11 @@ async def test_record_pick_is_read_back(testbed_settings, store, tiny_world) -> 
     from pagetrail.tools.memory import picks_for
 
     pick = await api.record_pick(tiny_world.archived_only, tiny_world.wind_page,
-                                 note="closest page", via="test", store=store)
+                                 note="closest page", via="test", where="C42", store=store)
     assert pick.chosen_url == tiny_world.wind_page
     stored = picks_for(store, tiny_world.archived_only)
-    assert [(p.chosen_url, p.via, p.note) for p in stored] == [
-        (tiny_world.wind_page, "test", "closest page")]
+    assert [(p.chosen_url, p.via, p.where, p.note) for p in stored] == [
+        (tiny_world.wind_page, "test", "C42", "closest page")]
     with pytest.raises(InvalidURL):
         await api.record_pick("nope", tiny_world.wind_page, store=store)
 

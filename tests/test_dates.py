@@ -10,10 +10,8 @@ import pytest
 
 from pagetrail.bot.commands import CommandUsageError
 from pagetrail.bot.commands import parse_date as slack_date
-from pagetrail.cli.classify_cmd import parse_when
-from pagetrail.cli.common import UsageError
+from pagetrail.cli.common import UsageError, date_option
 from pagetrail.cli.common import parse_date as cli_date
-from pagetrail.cli.memento_cmd import parse_date as memento_date
 from pagetrail.tools.dates import parse_date
 from pagetrail.tools.errors import InvalidDate
 
@@ -35,8 +33,7 @@ REFUSED = ["yesterday", "2019-13-01", "2019-02-30", "201", "06/02/2019", "201913
 @pytest.mark.parametrize("text", ACCEPTED)
 def test_every_face_reads_the_same_dates(text: str) -> None:
     expected = ACCEPTED[text]
-    got = [parse_date(text), slack_date(text), cli_date(text), memento_date(text),
-           parse_when(text)]
+    got = [parse_date(text), slack_date(text), cli_date(text), date_option("--at")(text)]
     assert all(moment == expected and moment.tzinfo is not None for moment in got)
 
 
@@ -46,10 +43,23 @@ def test_every_face_refuses_the_same_dates(text: str) -> None:
         parse_date(text)
     with pytest.raises(CommandUsageError, match="YYYY-MM-DD"):
         slack_date(text)
-    with pytest.raises(argparse.ArgumentTypeError):
-        memento_date(text)
+    with pytest.raises(argparse.ArgumentTypeError, match="YYYY-MM-DD"):
+        date_option("--at")(text)
     if text:  # the CLI's optional options read "" as "not given"
         with pytest.raises(UsageError, match="--date"):
             cli_date(text, option="--date")
-        with pytest.raises(UsageError):
-            parse_when(text)
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "https://example.org/", "--since", "yesterday"],
+    ["memento", "https://example.org/", "--at", "yesterday"],
+])
+def test_a_bad_date_option_is_a_usage_error_not_a_traceback(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from pagetrail.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {argv[2]}" in err and "YYYY-MM-DD" in err

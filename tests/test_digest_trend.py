@@ -17,9 +17,9 @@ from slack_fake import FakeSlack
 from pagetrail.bot import blocks
 from pagetrail.bot.digest_post import digest_view, post_due_digests
 from pagetrail.bot.posting import SlackPoster, web_client
-from pagetrail.bot.watches import add_watch
 from pagetrail.store import DigestRun, open_store
 from pagetrail.tools.digest import stored_digest, to_html, to_markdown
+from pagetrail.tools.memory import add_watch
 from pagetrail.tools.scanner import ScanOptions
 from pagetrail.tools.testbed.runner import TestbedThread, start_in_thread
 from pagetrail.tools.testbed.worldgen import WorldBuilder

@@ -358,7 +358,7 @@ async def http_engine(url: str, *, settings, **_):
 def test_eval_runs_end_to_end_on_the_demo_world(tmp_path, capsys, monkeypatch):
     import pagetrail.cli.eval_cmd as eval_cmd
 
-    monkeypatch.setattr(eval_cmd, "resolve_engine", lambda: EngineChoice(http_engine, "test"))
+    monkeypatch.setattr(eval_cmd, "resolve_eval_engine", lambda: EngineChoice(http_engine, "test"))
     report_file = tmp_path / "report.md"
     code = cli_main(["eval", str(DEMO), "--limit", "6", "--json", "--report", str(report_file)])
     report = json.loads(capsys.readouterr().out)

@@ -277,7 +277,7 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
     from sqlalchemy import delete, func, select
 
     from pagetrail.cli.main import main
-    from pagetrail.store.models import Recovery
+    from pagetrail.store.models import RecoveryRow
     from pagetrail.tools.settings import configured_store
 
     batch = tmp_path / "links.jsonl"
@@ -299,11 +299,11 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
 
     store = configured_store()
     with store.session() as s:  # no cached answers left: only the job table can skip them
-        assert s.scalar(select(func.count()).select_from(Recovery)) == 2
-        s.execute(delete(Recovery))
+        assert s.scalar(select(func.count()).select_from(RecoveryRow)) == 2
+        s.execute(delete(RecoveryRow))
     assert main(["recover", "--batch", str(batch), "--output", str(out)]) == 1
     with store.session() as s:
-        assert s.scalar(select(func.count()).select_from(Recovery)) == 0
+        assert s.scalar(select(func.count()).select_from(RecoveryRow)) == 0
     assert list(csv.DictReader(out.open())) == rows
 
 

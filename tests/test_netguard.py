@@ -231,3 +231,38 @@ async def test_dns_rebinding_is_caught_at_connect_time(monkeypatch) -> None:
             with pytest.raises(RefusedAddress, match=r"127\.0\.0\.1"):
                 await f.get(f"http://rebind.example:{srv.port}/")
     assert srv.hits.total() == 0
+
+
+@pytest.mark.parametrize(("url", "named"), [
+    ("http://10.1.2.3/x", "private"),
+    ("http://[::1]:8080/", "loopback"),
+    ("http://169.254.169.254/latest/meta-data/", "cloud-metadata"),
+    ("http://0x7f.1/", "loopback"),
+    ("http://printer.local/", "local name"),
+    ("http://localhost./", "local name"),
+])
+def test_refuse_local_url_refuses_without_any_lookup(url: str, named: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from pagetrail import refuse_local_url
+
+    def no_dns(*args: object, **kwargs: object) -> None:
+        raise AssertionError("refuse_local_url must not resolve names")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    with pytest.raises(RefusedAddress, match=named):
+        refuse_local_url(url, Settings(allow_hosts=[]))
+
+
+def test_refuse_local_url_passes_public_and_allowed_hosts(monkeypatch: pytest.MonkeyPatch,
+                                                          ) -> None:
+    from pagetrail import refuse_local_url
+
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: pytest.fail("no DNS here"))
+    # A name is left to the fetcher (it may resolve to a private address then); a public
+    # literal and an allow_hosts entry pass.
+    assert refuse_local_url("https://example.org/a", Settings()) == "https://example.org/a"
+    assert refuse_local_url("http://93.184.216.34/", Settings()) == "http://93.184.216.34/"
+    allowed = Settings(allow_hosts=["127.0.0.1:8080"])
+    assert refuse_local_url("http://127.0.0.1:8080/x", allowed) == "http://127.0.0.1:8080/x"
+    with pytest.raises(RefusedAddress):
+        refuse_local_url("http://127.0.0.1:8081/x", allowed)

@@ -112,7 +112,7 @@ def test_bulk_writes_store_what_sqlalchemy_stores(store: Store) -> None:
 
     from pagetrail.store.db import JSONText
     from pagetrail.store.models import LinkCheck
-    from pagetrail.store.scans import LinkStatus, insert_checks, save_state_rows
+    from pagetrail.store.scans import LinkStateRow, insert_checks, save_state_rows
 
     at = datetime(2026, 3, 1, 12, 30, 5, 120, tzinfo=UTC)
     evidence = {"method": "GET", "status": 200, "words": ["naïve", "日本"], "score": 0.5,
@@ -135,7 +135,7 @@ def test_bulk_writes_store_what_sqlalchemy_stores(store: Store) -> None:
                 "last_checked_at": when, "last_verdict": "dead", "confirmed_at": None,
                 "changed_at": at, "last_scan_id": "s1"}
 
-    table = LinkStatus.__table__
+    table = LinkStateRow.__table__
     with store.session() as session:
         session.connection().execute(insert(table), [state("core", None)])
         save_state_rows(session, [state("bulk", None)], [])

@@ -78,7 +78,7 @@ def test_the_walker_catches_planted_violations() -> None:
         "def f():\n"
         "    from sqlalchemy import select\n"
         "    from pagetrail.store.models import Pick\n"
-        "    from pagetrail.store import Recovery, open_store\n"
+        "    from pagetrail.store import RecoveryRow, open_store\n"
         "    from pagetrail.store.pages import LocalPage\n"
         "    from pagetrail.store import models\n"
     )
@@ -87,7 +87,7 @@ def test_the_walker_catches_planted_violations() -> None:
         "tools/planted.py:1 imports sqlalchemy.orm",
         "tools/planted.py:3 imports sqlalchemy",
         "tools/planted.py:4 imports pagetrail.store.models",
-        "tools/planted.py:5 imports the ORM class pagetrail.store.Recovery",
+        "tools/planted.py:5 imports the ORM class pagetrail.store.RecoveryRow",
         "tools/planted.py:6 imports the ORM class pagetrail.store.pages.LocalPage",
         "tools/planted.py:7 imports the ORM class pagetrail.store.models",
     ]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import func, insert, select
 
-from pagetrail.store import Recovery, Store
+from pagetrail.store import RecoveryRow, Store
 from pagetrail.store.db import create_db_engine
 from pagetrail.store.migrate import upgrade
 from pagetrail.store.recoveries import latest_recovery, remember_recovery
@@ -20,7 +20,7 @@ URL = "https://example.org/gone"
 
 def rows(store: Store) -> int:
     with store.session() as s:
-        return s.scalar(select(func.count()).select_from(Recovery)) or 0
+        return s.scalar(select(func.count()).select_from(RecoveryRow)) or 0
 
 
 def test_the_same_recovery_remembered_twice_leaves_one_row(store: Store) -> None:
@@ -57,7 +57,7 @@ def test_migration_0006_keeps_the_newest_row_of_each_request(db_url: str) -> Non
     upgrade(engine, "0005")
     made = datetime(2026, 1, 1, tzinfo=UTC)
     with engine.begin() as connection:
-        connection.execute(insert(Recovery.__table__), [
+        connection.execute(insert(RecoveryRow.__table__), [
             {"url": URL, "request_key": "k1", "request": {}, "answer": {"n": n},
              "created_at": made, "seconds": 0.0} for n in (1, 2, 3)
         ] + [{"url": URL, "request_key": "k2", "request": {}, "answer": {"n": 9},

@@ -72,12 +72,12 @@ def _recovery_rows(db: str) -> Counter[str]:
     from sqlalchemy import select
 
     from pagetrail.store import Store
-    from pagetrail.store.models import Recovery
+    from pagetrail.store.models import RecoveryRow
 
     store = Store(db, migrate=False)
     try:
         with store.session() as s:
-            return Counter(s.scalars(select(Recovery.request_key)))
+            return Counter(s.scalars(select(RecoveryRow.request_key)))
     finally:
         store.dispose()
 

@@ -117,6 +117,7 @@ def _collect_titles(infer_alias: Any) -> dict[str, str]:
 
 
 def load_fable_dataset(directory: str | Path) -> FableDataset:
+    """FABLE's released alias data set in `directory` (DatasetError when incomplete)."""
     root = Path(directory).expanduser()
     if not root.is_dir():
         raise DatasetError(f"{root}: not a directory")

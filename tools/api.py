@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from pagetrail.tools.document import clip, parse_document
 from pagetrail.tools.errors import (
     FetchFailed,
+    InvalidArgument,
     ModelMissing,
     NoMemento,
     PagetrailError,
@@ -29,6 +30,7 @@ from pagetrail.tools.errors import (
 )
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.models import (
+    ArchivedRedirect,
     Candidate,
     CheckResult,
     Document,
@@ -50,14 +52,6 @@ if TYPE_CHECKING:
     from pagetrail.tools.scan_page import PageScan
 
 
-class InvalidArgument(PagetrailError):
-    """A request argument that is not a URL but is still unusable (empty query, no reference).
-
-    Belongs in tools/errors.py; kept here until the lead moves it."""
-
-    code = "invalid_argument"
-
-
 NO_CLASSIFIER = ("no classifier trained: run `pagetrail classify train --data PATH` "
                  "(a url<TAB>category file) where pagetrail runs")
 MAX_RELATED = 20
@@ -69,11 +63,15 @@ RANK_FETCH_CONCURRENCY = 4
 
 
 class TagsResult(BaseModel):
+    """The tags of a URL."""
+
     url: str
     tags: list[Tag] = Field(default_factory=list)
 
 
 class SearchResult(BaseModel):
+    """One query's hits from every engine asked, with the engines that failed."""
+
     query: str
     site: str | None = None
     hits: list[Hit] = Field(default_factory=list)  # every engine's hits, each with its rank
@@ -83,11 +81,15 @@ class SearchResult(BaseModel):
 
 
 class UnreachableCandidate(BaseModel):
+    """A candidate page that could not be fetched for ranking, and why."""
+
     url: str
     error: str
 
 
 class RankResult(BaseModel):
+    """Candidate pages scored against the dead page's content, best first."""
+
     reference: str  # "memento of <url>" or "text"
     has_content: bool  # enough reference text to compare page content
     candidates: list[Candidate] = Field(default_factory=list)
@@ -107,6 +109,8 @@ class RelatedArchived(BaseModel):
 
 
 class RelatedResult(BaseModel):
+    """Archived pages on the lost URL's topic: related pages, never replacements."""
+
     url: str
     at: datetime | None = None
     note: str  # says these are related pages, not replacements: show it with them
@@ -122,6 +126,8 @@ class RelatedResult(BaseModel):
 
 
 class PickResult(BaseModel):
+    """A recorded pick: the replacement a person chose (or turned down)."""
+
     dead_url: str
     chosen_url: str
     rejected: bool = False
@@ -200,16 +206,18 @@ def slim_recovery(recovery: Recovery, max_candidates: int = 5, *,
 
 
 async def check_link(url: str, *, settings: Settings | None = None, drift: bool = False,
-                     since: datetime | None = None) -> CheckResult:
-    """Is the link dead? One check (HEAD, GET, a soft-404 probe of a sibling URL). With
-    `drift`, a working link is also compared with its archived copy from `since` (the
-    link's date; latest copy when None): `result.drift`, `result.drifted`."""
+                     since: datetime | None = None, probe_sibling: bool = True,
+                     ) -> CheckResult:
+    """Is the link dead? One check (HEAD, GET, a soft-404 probe of a sibling URL unless
+    `probe_sibling` is False). With `drift`, a working link is also compared with its
+    archived copy from `since` (the link's date; latest copy when None): `result.drift`,
+    `result.drifted`."""
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
     from pagetrail.tools.check import check_link as check
 
     async with Fetcher(settings) as fetcher:
-        result = await check(url, fetcher, settings=settings)
+        result = await check(url, fetcher, settings=settings, probe_sibling=probe_sibling)
         if drift:
             result = await check_with_drift(result, fetcher, settings, since)
         return result
@@ -234,8 +242,9 @@ async def check_with_drift(result: CheckResult, fetcher: Fetcher, settings: Sett
 
 async def fetch_memento(url: str, *, at: datetime | None = None,
                         settings: Settings | None = None,
-                        max_text_chars: int = MAX_TEXT_CHARS) -> Memento:
-    """The archived copy of `url` closest before `at` (default: the newest good one).
+                        max_text_chars: int = MAX_TEXT_CHARS, whole: bool = False) -> Memento:
+    """The archived copy of `url` closest before `at` (default: the newest good one), its
+    text clipped to `max_text_chars` and its links dropped unless `whole`.
     Raises NoMemento when no archive holds a usable copy."""
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
@@ -245,9 +254,33 @@ async def fetch_memento(url: str, *, at: datetime | None = None,
         memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
     if memento is None:
         raise NoMemento("no archive holds a usable copy of this URL", url=url)
+    if whole:
+        return memento
     clipped = clip_memento(memento, max_text_chars)
     assert clipped is not None
     return clipped
+
+
+async def list_captures(url: str, *, settings: Settings | None = None) -> list[Memento]:
+    """Every capture of `url` in the configured archives, oldest first (no page fetched).
+    Raises ArchiveUnavailable when no archive answered."""
+    from pagetrail.tools.memento import list_mementos
+
+    settings = _settings(settings)
+    url = await ensure_fetchable(url, settings)
+    async with Fetcher(settings) as fetcher:
+        return await list_mementos(url, fetcher, settings)
+
+
+async def archived_redirects(url: str, *, settings: Settings | None = None,
+                             ) -> list[ArchivedRedirect]:
+    """Captures of `url` that redirect elsewhere, newest first, one per target."""
+    from pagetrail.tools.memento import archived_redirects as redirects_of
+
+    settings = _settings(settings)
+    url = await ensure_fetchable(url, settings)
+    async with Fetcher(settings) as fetcher:
+        return await redirects_of(url, fetcher, settings)
 
 
 def split_memento_url(url: str, settings: Settings) -> tuple[str, datetime] | None:
@@ -330,21 +363,28 @@ def search_engines() -> tuple[str, ...]:
 
 async def search_web(query: str, *, engines: Sequence[str] | None = None,
                      site: str | None = None, limit: int = 10,
+                     dead_url: str | None = None, after: datetime | None = None,
                      settings: Settings | None = None, store: Any | None = None,
                      ) -> SearchResult:
     """One query on the configured (or named) engines; cached, paced, each engine failing
-    alone."""
+    alone. `dead_url` gives the site and archive-listing engines a host, `after` keeps only
+    URLs that appeared after that moment."""
+    from pagetrail.tools.engines.base import SearchContext
     from pagetrail.tools.engines.registry import build_engine_set
     from pagetrail.tools.engines.service import SearchService
 
     settings = _settings(settings)
     if not query.strip():
         raise InvalidArgument("empty query")
+    if dead_url:
+        dead_url = await ensure_fetchable(dead_url, settings)
+    context = (SearchContext(dead_url=dead_url, after=_aware(after))
+               if dead_url or after else None)
     async with Fetcher(settings) as fetcher:
         engine_set = build_engine_set(settings, fetcher, store, list(engines) if engines else None)
         service = SearchService(engine_set.engines, store=store, settings=settings,
                                 secrets=engine_set.secrets)
-        outcome = await service.search(query, site=site or None, limit=limit)
+        outcome = await service.search(query, site=site or None, limit=limit, context=context)
     hits = [hit if hit.engine else hit.model_copy(update={"engine": name})
             for name, engine_hits in outcome.hits.items() for hit in engine_hits]
     return SearchResult(query=outcome.query, site=outcome.site, hits=hits,
@@ -405,27 +445,32 @@ async def rank_candidates(candidate_urls: Sequence[str], *, reference_url: str |
 
 
 async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str = "",
-                      via: str = "api", rejected: bool = False, store: Any | None = None,
-                      ) -> PickResult:
+                      via: str = "api", where: str = "", rejected: bool = False,
+                      store: Any | None = None) -> PickResult:
     """Remember that a person chose (or, with rejected=True, turned down) `chosen_url` as the
-    replacement of `dead_url`; later recoveries of that link and site learn from it."""
+    replacement of `dead_url`; later recoveries of that link and site learn from it.
+    `where`: the place it was chosen in (a Slack channel), `via` the face."""
     from pagetrail.tools.memory import record_pick as record
 
     dead_url = validate_url(dead_url)
     chosen_url = validate_url(chosen_url)
     store = store or configured_store()
     pick = await asyncio.to_thread(record, store, dead_url, chosen_url, by=by, via=via,
-                                   note=note, rejected=rejected)
+                                   where=where, note=note, rejected=rejected)
     return PickResult(dead_url=pick.dead_url, chosen_url=pick.chosen_url,
                       rejected=pick.rejected, note=pick.note, recorded_at=pick.created_at)
 
 
 class WatchList(BaseModel):
+    """A channel's watched targets."""
+
     channel: str
     targets: list[str]
 
 
 class WatchChange(BaseModel):
+    """The result of watching or unwatching a target for a channel."""
+
     channel: str
     target: str
     changed: bool  # False: it was already watched (add) or not watched (remove)
@@ -453,6 +498,7 @@ async def add_watch(target: str, *, channel: str, by: str = "",
 
 async def remove_watch(target: str, *, channel: str, settings: Settings | None = None,
                        store: Any | None = None) -> WatchChange:
+    """Stop watching `target` for `channel`'s digest."""
     from pagetrail.tools.memory import remove_watch as remove
     from pagetrail.tools.scanner import resolve_target
 
@@ -582,10 +628,14 @@ async def site_scan_status(job_id: str, *, store: Any) -> SiteScanJob:
                   for name, value in record.result.items()}
     return SiteScanJob(job_id=job_id, status=state, target=str(record.input.get("target", "")),
                        digest=digest, error=record.error)
+
+
 MAX_ARCHIVE_URLS = 20  # one request's captures (Save Page Now's limits are per account)
 
 
 class ArchiveResult(BaseModel):
+    """Save Page Now's answer for each URL asked to be archived."""
+
     captures: list[CaptureResult] = Field(default_factory=list)
 
 
@@ -608,3 +658,51 @@ async def archive_links(urls: Sequence[str], *, source: str = "api",
         results = await asyncio.gather(*(client.capture(url, source=source)
                                          for url in dict.fromkeys(checked)))
     return ArchiveResult(captures=list(results))
+
+
+# ------------------------------------------------------------------------ the store, workers, guard
+
+
+def refuse_local_url(url: str, settings: Settings | None = None) -> str:
+    """`url` validated and refused (RefusedAddress) when its host is a literal private
+    address or a local name: the address guard's checks that need no DNS, for a face that
+    must answer before any network I/O (names that resolve to private addresses are
+    refused when fetched)."""
+    from pagetrail.tools.netguard import refuse_local_host
+
+    url = validate_url(url)
+    refuse_local_host(url, _settings(settings))
+    return url
+
+
+def migrate_store(database_url: str, revision: str = "head") -> str | None:
+    """Bring the database at `database_url` to `revision`; the revision it is at after."""
+    from pagetrail.store.db import create_db_engine
+    from pagetrail.store.migrate import current_revision, upgrade
+
+    engine = create_db_engine(database_url)
+    try:
+        upgrade(engine, revision)
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+def store_revisions(database_url: str) -> tuple[str | None, str | None]:
+    """(the revision the database is at, the newest migration)."""
+    from pagetrail.store.db import create_db_engine
+    from pagetrail.store.migrate import current_revision, head_revision
+
+    engine = create_db_engine(database_url)
+    try:
+        return current_revision(engine), head_revision()
+    finally:
+        engine.dispose()
+
+
+def run_worker(argv: Sequence[str]) -> None:
+    """Run a Celery worker of pagetrail's jobs until it is stopped; `argv` as for Celery's
+    `worker` command (call prepare_distributed first for clear configuration errors)."""
+    from pagetrail.tools.celery_app import app
+
+    app.worker_main(list(argv))

@@ -20,6 +20,7 @@ CSV_COLUMNS = ("url", "source_url", "anchor", "context", "date", "status", "answ
 
 
 def batch_format(path: str | Path) -> str:
+    """The format of a batch file from its name: csv or jsonl."""
     return "csv" if str(path).lower().endswith(".csv") else "jsonl"
 
 
@@ -82,6 +83,7 @@ def flat_row(record: JobRecord) -> dict[str, Any]:
 
 
 def write_answers(records: Sequence[JobRecord], out: IO[str], fmt: str) -> None:
+    """Write the job records' answers to `out` as csv or jsonl."""
     if fmt == "csv":
         writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS))
         writer.writeheader()
@@ -92,4 +94,5 @@ def write_answers(records: Sequence[JobRecord], out: IO[str], fmt: str) -> None:
 
 
 def failed(records: Iterable[JobRecord]) -> int:
+    """How many of the job records failed."""
     return sum(1 for r in records if r.status != "done")

@@ -235,6 +235,7 @@ def build_examples(
 
 
 def load_examples(path: str | Path, *, path_mode: PathMode = "drop") -> Examples:
+    """The (url, category) examples of a url<TAB>category file."""
     return build_examples(read_labelled_urls(path), path=path_mode)
 
 

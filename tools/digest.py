@@ -69,6 +69,8 @@ class DigestRecovery(BaseModel):
 
 
 class DigestLink(BaseModel):
+    """One link in a digest section: its URL, verdict, state and the pages it is on."""
+
     url: str
     verdict: str
     status: int | None = None
@@ -98,6 +100,8 @@ class DriftLink(BaseModel):
 
 
 class ScanDigest(BaseModel):
+    """What a scan found: newly confirmed dead links, suspects, fixed ones."""
+
     target: str
     scan_id: str
     started_at: str
@@ -135,6 +139,8 @@ class ScanDigest(BaseModel):
 
 
 class ChannelDigest(BaseModel):
+    """One channel's weekly digest: every watched target's scan, summed up."""
+
     channel: str
     period: str
     scans: list[ScanDigest] = Field(default_factory=list)
@@ -434,6 +440,7 @@ def to_html(digest: ChannelDigest, *, chart_png: bytes | None = None) -> str:
 
 
 def to_json(digest: ScanDigest | ChannelDigest) -> dict[str, Any]:
+    """The digest as JSON-ready data."""
     data = digest.model_dump(mode="json")
     if isinstance(digest, ScanDigest):
         data["counts"] = digest.counts
@@ -450,6 +457,7 @@ SharedScan = Callable[[str, ScanOptions, str], Awaitable[ScanDigest]]
 
 
 def period_of(at: datetime) -> str:
+    """The ISO week `at` falls in, as a digest's period ("2026-W48")."""
     year, week, _ = at.isocalendar()
     return f"{year}-W{week:02d}"
 

@@ -9,6 +9,13 @@ from pagetrail.store.errors import PagetrailError
 from pagetrail.store.errors import StoreUnavailable as StoreUnavailable
 
 
+class InvalidArgument(PagetrailError):
+    """A request argument that is not a URL but is still unusable (empty query, no reference,
+    an unknown evaluation method): every face shows it as a usage error."""
+
+    code = "invalid_argument"
+
+
 class InvalidURL(PagetrailError):
     """The text is not an absolute http(s) URL we can fetch."""
 
@@ -69,6 +76,8 @@ class FetchFailed(PagetrailError):
 
 
 class RateLimited(PagetrailError):
+    """A remote service asked us to slow down (429 / Retry-After)."""
+
     code = "rate_limited"
 
     def __init__(self, message: str, *, url: str | None = None, retry_after: float | None = None):
@@ -77,14 +86,20 @@ class RateLimited(PagetrailError):
 
 
 class ArchiveUnavailable(PagetrailError):
+    """No configured web archive answered."""
+
     code = "archive_unavailable"
 
 
 class NoMemento(PagetrailError):
+    """No archive holds a usable copy of the URL."""
+
     code = "no_memento"
 
 
 class EngineUnavailable(PagetrailError):
+    """A search engine that cannot be used (not configured, or refused)."""
+
     code = "engine_unavailable"
 
 
@@ -101,6 +116,8 @@ class JobsStalled(PagetrailError):
 
 
 class JobFailed(PagetrailError):
+    """A job that ran and failed on a worker (its error is kept)."""
+
     code = "job_failed"
 
 
@@ -117,4 +134,6 @@ class WorldError(PagetrailError):
 
 
 class ModelMissing(PagetrailError):
+    """No URL classifier was trained where pagetrail runs."""
+
     code = "model_missing"

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from pagetrail.tools.dates import parse_date
-from pagetrail.tools.errors import InvalidDate, NoMemento
+from pagetrail.tools.errors import InvalidArgument, InvalidDate, NoMemento
 from pagetrail.tools.evaluate import FULL, Answer, CaseResult
 from pagetrail.tools.models import Candidate, Recovery
 from pagetrail.tools.settings import Settings
@@ -50,13 +50,15 @@ EVAL_METHODS: dict[str, frozenset[str] | None] = {
 SINGLE_METHODS: tuple[str, ...] = tuple(m for m in EVAL_METHODS if m != FULL)
 
 
-class Engine(Protocol):
+class RecoverFn(Protocol):
+    """A recovery pipeline under evaluation (tools.recover.recover, or a baseline)."""
+
     def __call__(self, url: str, **kwargs: Any) -> Awaitable[Recovery]: ...
 
 
 @dataclass(frozen=True)
 class EngineChoice:
-    engine: Engine | None
+    engine: RecoverFn | None
     label: str  # "pipeline" | "baseline" | "unavailable"
     detail: str = ""
 
@@ -69,9 +71,7 @@ def expand_methods(option: str | None) -> list[str]:
         return [*SINGLE_METHODS, FULL]
     by_folded = {m.lower(): m for m in EVAL_METHODS}
     if option.lower() not in by_folded:
-        from pagetrail.cli.common import UsageError
-
-        raise UsageError(f"unknown method {option!r}; one of: {', '.join(EVAL_METHODS)}, all")
+        raise InvalidArgument(f"unknown method {option!r}; one of: {', '.join(EVAL_METHODS)}, all")
     return [by_folded[option.lower()]]
 
 
@@ -90,6 +90,7 @@ def _optional(module: str, name: str) -> Any | None:
 
 
 def resolve_engine() -> EngineChoice:
+    """The recovery pipeline an evaluation method runs, or why it is unavailable."""
     try:
         recover = _optional("pagetrail.tools.recover", "recover")
     except ImportError as exc:  # the pipeline is there but one of its parts is not (yet)
@@ -211,7 +212,7 @@ def parse_link_date(value: Any) -> datetime | None:
 async def run_case(
     case: Mapping[str, Any],
     method: str,
-    engine: Engine | None,
+    engine: RecoverFn | None,
     *,
     settings: Settings | None,
     timeout: float,

@@ -26,12 +26,16 @@ Method = Literal[
 
 
 class Hop(BaseModel):
+    """One step of a redirect chain."""
+
     url: str
     status: int
     location: str | None = None
 
 
 class CheckResult(BaseModel):
+    """The verdict of one link check (ok, dead, soft404, …) with its evidence."""
+
     url: str
     verdict: Verdict
     status: int | None = None
@@ -54,6 +58,8 @@ class CheckResult(BaseModel):
 
 
 class Link(BaseModel):
+    """An outgoing link of a page: URL, anchor text and the words around it."""
+
     url: str
     anchor: str = ""
     context: str = ""
@@ -76,6 +82,8 @@ class Document(BaseModel):
 
 
 class Memento(BaseModel):
+    """An archived copy of a URL (RFC 7089): capture time, replay URL, parsed page."""
+
     original_url: str
     memento_url: str  # replay URL of the capture
     raw_url: str  # `id_` URL: the capture without the replay banner
@@ -88,6 +96,8 @@ class Memento(BaseModel):
 
 
 class ArchivedRedirect(BaseModel):
+    """An archived capture of a URL that redirects to another URL."""
+
     original_url: str
     target_url: str
     datetime: datetime
@@ -96,11 +106,15 @@ class ArchivedRedirect(BaseModel):
 
 
 class Term(BaseModel):
+    """A signature term with its weight."""
+
     term: str
     score: float
 
 
 class Signature(BaseModel):
+    """A page's lexical signature: TF-IDF LS5/LS7, KLD terms and URL terms."""
+
     url: str
     title: str = ""
     ls5: list[str] = Field(default_factory=list)
@@ -112,12 +126,16 @@ class Signature(BaseModel):
 
 
 class Tag(BaseModel):
+    """A word attached to a URL (meta keyword, social tag), ghost when gone live."""
+
     tag: str
     source: str  # "meta" | "hn" | ...
     ghost: bool = False  # no longer on the current page
 
 
 class Hit(BaseModel):
+    """One search result: URL, title, snippet, the engine and its rank."""
+
     url: str
     title: str = ""
     snippet: str = ""
@@ -126,6 +144,8 @@ class Hit(BaseModel):
 
 
 class Query(BaseModel):
+    """One search query the recovery ran, with its hits."""
+
     text: str
     method: str
     engine: str = ""
@@ -158,6 +178,8 @@ class Scores(BaseModel):
 
 
 class Candidate(BaseModel):
+    """A candidate new home of a dead link: kind, confidence, scores and evidence."""
+
     url: str
     title: str = ""
     kind: Kind
@@ -168,6 +190,8 @@ class Candidate(BaseModel):
 
 
 class EngineFailure(BaseModel):
+    """A search engine that failed for one query, and why."""
+
     engine: str
     error: str
 
@@ -191,6 +215,8 @@ CheckResult.model_rebuild()  # Drift is defined after CheckResult
 
 
 class Recovery(BaseModel):
+    """Where a dead link went: the answer, its reason and the ranked candidates."""
+
     schema_version: int = SCHEMA_VERSION
     url: str
     check: CheckResult | None = None

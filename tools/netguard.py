@@ -173,6 +173,31 @@ def _refuse(url: str, host: str, address: str, label: str) -> RefusedAddress:
     return RefusedAddress(f"refused to fetch {shown}: {label} address", url=url)
 
 
+def refuse_without_dns(host: str, url: str = "") -> str | None:
+    """Raise RefusedAddress when `host` is refused before any lookup: a literal private,
+    loopback, link-local or metadata address, or a local name. Otherwise the literal
+    (public) address, or None for a name still to resolve."""
+    literal = parse_ip_literal(host)
+    if literal is not None:
+        label = classify_address(literal)
+        if label:
+            raise _refuse(url or host, host, str(literal), label)
+        return str(literal)
+    if is_local_name(host):
+        raise _refuse(url or host, host, host, "local name")
+    return None
+
+
+def refuse_local_host(url: str, settings: Settings) -> None:
+    """The checks of `AddressGuard.check_url` that need no DNS, for a user's URL that must
+    be refused at once (a chat command): allow_hosts exempt, as everywhere."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host_is_allowed(host, parts.port, allowed_hosts(settings)):
+        return
+    refuse_without_dns(host, url)
+
+
 class AddressGuard:
     """Decides, per URL, whether pagetrail may connect; raises RefusedAddress if not."""
 
@@ -217,14 +242,9 @@ class AddressGuard:
         reach (see check_url); otherwise only allow_hosts are exempt."""
         if exempt or self.is_allowed(host, port):
             return []
-        literal = parse_ip_literal(host)
+        literal = refuse_without_dns(host, url)
         if literal is not None:
-            label = classify_address(literal)
-            if label:
-                raise _refuse(url or host, host, str(literal), label)
-            return [str(literal)]
-        if is_local_name(host):
-            raise _refuse(url or host, host, host, "local name")
+            return [literal]
         if self.uses_proxy(host, port):
             return []  # the proxy resolves; its answer for private targets is its own
         addresses = await self._resolve(host, port, url)

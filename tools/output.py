@@ -44,5 +44,6 @@ def _anchor(attrs: list[tuple[str, str]], label: str) -> str:
 
 
 def summary_line(recovery: Recovery) -> str:
+    """A recovery in two short lines: the URL, then its check verdict, answer and reason."""
     verdict = recovery.check.verdict if recovery.check else "?"
     return f"{recovery.url}\n  check: {verdict}  answer: {recovery.answer} — {recovery.reason}"

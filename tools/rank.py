@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import Candidate, Document, Kind, Query, Scores
 from pagetrail.tools.similarity import (
-    Background,
     ReferenceModel,
     Smoothing,
+    TermProbability,
     TextProfile,
     UrlFeatures,
     clean_title,
@@ -175,7 +175,7 @@ class Reference:
     rule_support: Mapping[str, float] = field(default_factory=dict)
     lang: str = ""
     smoothing: Smoothing = field(default_factory=Smoothing)
-    background: Background | None = None  # default: wordfreq frequencies of `lang`
+    background: TermProbability | None = None  # default: wordfreq frequencies of `lang`
 
     @classmethod
     def from_text(cls, text: str, *, title: str = "", dead_url: str = "", lang: str = "",

@@ -194,7 +194,7 @@ class RelatedPage:
 
 
 @dataclass
-class RelatedResult:
+class Recommendations:
     url: str
     at: datetime | None
     category: str
@@ -348,7 +348,7 @@ async def recommend_archived(
     weights: dict[str, float] | None = None,
     model_directory: Path | None = None,
     pool: int | None = None,
-) -> RelatedResult:
+) -> Recommendations:
     """Archived pages related to `url` (same first-level topic), best first.
 
     Raises InvalidURL for a bad URL and ModelMissing when no classifier was trained
@@ -381,7 +381,7 @@ async def recommend_archived(
             url, chosen, at=at, limit=limit, weights=weights, lookup=lookup,
             fetch_capture=fetch_capture,
         )
-    return RelatedResult(
+    return Recommendations(
         url=url, at=at, category=prediction.category, category_source=prediction.source,
         confidence=prediction.confidence, items=items, candidates_in_category=len(hosts),
         looked_up=len(chosen), archived=archived, weights=normalise_weights(weights),

@@ -29,6 +29,8 @@ CHECK_CONCURRENCY = 4
 
 
 class LinkStatus(BaseModel):
+    """One link of a scanned page: its check and, if recovered, the recovery."""
+
     url: str
     anchor: str = ""
     verdict: str  # CheckResult.verdict, or "error" when the check itself failed
@@ -37,6 +39,8 @@ class LinkStatus(BaseModel):
 
 
 class PageScan(BaseModel):
+    """Every link of one page checked, the first dead ones recovered."""
+
     url: str
     final_url: str
     title: str = ""

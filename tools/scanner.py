@@ -397,7 +397,7 @@ def _state_of(row: dict[str, Any] | None) -> LinkState:
 
 
 def _state_row(url: str, state: LinkState, scan_id: str) -> dict[str, Any]:
-    """A LinkStatus row (store.scans.STATE_COLUMNS) holding `state`."""
+    """A LinkStateRow (store.scans.STATE_COLUMNS) holding `state`."""
     return {"url_key": url_key(url), "url": url, "state": state.state,
             "counted": [t.isoformat() for t in state.counted], "history": state.history,
             "first_failed_at": state.first_failed_at,

@@ -36,6 +36,7 @@ def data_dir() -> Path:
 
 
 def config_file() -> Path:
+    """The config file pagetrail reads (PAGETRAIL_CONFIG or the user's config dir)."""
     explicit = os.environ.get("PAGETRAIL_CONFIG")
     if explicit:
         return Path(explicit)
@@ -47,6 +48,8 @@ def default_database_url() -> str:
 
 
 class Settings(BaseSettings):
+    """pagetrail's settings: environment (PAGETRAIL_*), then the config file."""
+
     model_config = SettingsConfigDict(
         env_prefix="PAGETRAIL_", extra="ignore", validate_default=True
     )
@@ -248,6 +251,7 @@ def mask_url(url: str) -> str:
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
+    """The process's settings (read once, cached)."""
     return Settings()
 
 

@@ -43,7 +43,9 @@ _FAST_WORD = re.compile(r"[^\W_]+(?:['’.][^\W_]+)*")
 _UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 Vector = Mapping[str, float]
-Background = Callable[[str], float]
+# A background model as KLD uses it: term → probability (tools.terms.Background is the
+# collection behind IDF and KLD in signatures, with document frequencies too).
+TermProbability = Callable[[str], float]
 
 
 # ---------------------------------------------------------------- tokens and terms
@@ -176,8 +178,8 @@ def _frequency_dict(lang: str) -> dict[str, float]:
         return wordfreq.get_frequency_dict("en")
 
 
-def wordfreq_background(lang: str = "en") -> Background:
-    """Background model from wordfreq's general-language frequencies (a web-scale collection)."""
+def wordfreq_background(lang: str = "en") -> TermProbability:
+    """Background model (term → probability) from wordfreq's general-language frequencies."""
     table = _frequency_dict(lang)
     english = _frequency_dict("en")
 
@@ -187,8 +189,8 @@ def wordfreq_background(lang: str = "en") -> Background:
     return probability
 
 
-def collection_background(documents: Iterable[Mapping[str, int]]) -> Background:
-    """Background model estimated from a collection (e.g. the candidate pages themselves)."""
+def collection_background(documents: Iterable[Mapping[str, int]]) -> TermProbability:
+    """Background model (term → probability) estimated from a collection (e.g. the candidate pages themselves)."""
     total: Counter[str] = Counter()
     for counts in documents:
         total.update(counts)
@@ -209,7 +211,7 @@ class ReferenceModel:
     KLD_null (no shared term) has a closed form: one pass over the shared terms per candidate.
     """
 
-    def __init__(self, counts: Mapping[str, int], background: Background,
+    def __init__(self, counts: Mapping[str, int], background: TermProbability,
                  smoothing: Smoothing = Smoothing()) -> None:
         total = sum(counts.values())
         self.smoothing = smoothing
@@ -267,7 +269,7 @@ class ReferenceModel:
 
 
 def kl_divergence(reference: Mapping[str, int], candidate: Mapping[str, int],
-                  background: Background, smoothing: Smoothing = Smoothing()) -> float:
+                  background: TermProbability, smoothing: Smoothing = Smoothing()) -> float:
     """KLD between the ML model of `reference` and the smoothed model of `candidate`."""
     return ReferenceModel(reference, background, smoothing).divergence(candidate)
 

@@ -69,6 +69,8 @@ Clock = Callable[[], datetime]
 
 
 class CaptureResult(BaseModel):
+    """The outcome of one Save Page Now capture request."""
+
     url: str
     status: CaptureStatus
     memento_url: str = ""

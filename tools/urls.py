@@ -82,6 +82,7 @@ def normalize_url(url: str) -> str:
 
 
 def same_url(a: str, b: str) -> bool:
+    """Do two URLs name the same page once normalised (normalize_url)?"""
     return normalize_url(a) == normalize_url(b)
 
 

@@ -1,16 +1,566 @@
 """pagetrail — find where a dead web link went.
 
-The engine is `pagetrail.tools` (its facade for faces: `pagetrail.tools.api`), the store
-`pagetrail.store`, the faces `pagetrail.cli`, `pagetrail.server` and `pagetrail.bot`.
+`import pagetrail` is the Python API: the engine's functions (check, recover, archives,
+signature, tags, search, rank, related pages, scans, digests, watches, batches, evaluation,
+the testbed, workers, the store), its result models and its errors. Only the names in
+`__all__` are public; the modules behind them (`pagetrail.tools`, `pagetrail.store`) may
+move. The faces (`pagetrail.cli`, `pagetrail.server`, `pagetrail.bot`) import only this
+module, and import-linter keeps them so (pyproject `[tool.importlinter]`).
+
+Names load lazily (PEP 562): `import pagetrail` is cheap, and `pagetrail.recover_link`
+imports only the modules it needs, so a command's start-up pays for what it runs.
 This top-level package lives in `src/pagetrail/` rather than `pagetrail/` so that a
 checkout's root on `sys.path` (`python -m pytest`) never shadows the installed mapping.
 """
 
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 try:
     __version__ = version("pagetrail")
 except PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by a test
+    from pagetrail.store.db import Store
+    from pagetrail.tools.alias_eval import (
+        SWEEP_GRID as ALIAS_SWEEP_GRID,
+    )
+    from pagetrail.tools.alias_eval import (
+        SWEEP_MIN_PRECISION as ALIAS_SWEEP_MIN_PRECISION,
+    )
+    from pagetrail.tools.alias_eval import (
+        best_swept,
+        evaluate_aliases,
+        load_fable_dataset,
+    )
+    from pagetrail.tools.aliases import (
+        DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS,
+    )
+    from pagetrail.tools.aliases import (
+        KnownMove,
+        infer_aliases,
+    )
+    from pagetrail.tools.aliases import (
+        Thresholds as AliasThresholds,
+    )
+    from pagetrail.tools.api import (
+        MAX_ARCHIVE_URLS,
+        MAX_RELATED,
+        ArchiveResult,
+        PickResult,
+        RankResult,
+        RelatedArchived,
+        RelatedResult,
+        SearchResult,
+        SiteScanJob,
+        TagsResult,
+        UnreachableCandidate,
+        WatchChange,
+        WatchList,
+        add_watch,
+        archive_links,
+        archived_redirects,
+        check_link,
+        extract_signature,
+        fetch_memento,
+        get_tags,
+        list_captures,
+        list_watches,
+        migrate_store,
+        rank_candidates,
+        recommend_archived,
+        record_pick,
+        recover_link,
+        refuse_local_url,
+        remove_watch,
+        run_worker,
+        scan_page,
+        search_engines,
+        search_web,
+        site_scan_status,
+        slim_recovery,
+        start_site_scan,
+        store_revisions,
+    )
+    from pagetrail.tools.batch import batch_format, read_batch, write_answers
+    from pagetrail.tools.batch import failed as failed_jobs
+    from pagetrail.tools.check import summary_line as check_summary
+    from pagetrail.tools.classify import (
+        DEFAULT_KIND as DEFAULT_CLASSIFIER_KIND,
+    )
+    from pagetrail.tools.classify import (
+        DEFAULT_VARIANT as DEFAULT_CLASSIFIER_VARIANT,
+    )
+    from pagetrail.tools.classify import (
+        MODEL_KINDS as CLASSIFIER_KINDS,
+    )
+    from pagetrail.tools.classify import (
+        PAPER_TABLE6 as CLASSIFIER_PAPER_TABLE6,
+    )
+    from pagetrail.tools.classify import (
+        classify_url,
+    )
+    from pagetrail.tools.classify import (
+        evaluate as evaluate_classifier,
+    )
+    from pagetrail.tools.classify import (
+        load_candidates as load_classifier_candidates,
+    )
+    from pagetrail.tools.classify import (
+        load_examples as load_classifier_examples,
+    )
+    from pagetrail.tools.classify import (
+        load_model as load_classifier,
+    )
+    from pagetrail.tools.classify import (
+        train as train_classifier,
+    )
+    from pagetrail.tools.dates import parse_date
+    from pagetrail.tools.digest import (
+        ChannelDigest,
+        DigestLink,
+        ScanDigest,
+        build_digest,
+        period_of,
+        recover_confirmed,
+        recovery_plan,
+    )
+    from pagetrail.tools.digest import (
+        to_html as digest_html,
+    )
+    from pagetrail.tools.digest import (
+        to_json as digest_json,
+    )
+    from pagetrail.tools.digest import (
+        to_markdown as digest_markdown,
+    )
+    from pagetrail.tools.digest_delivery import DigestPoster, PostOutcome
+    from pagetrail.tools.digest_delivery import post_due_digests as deliver_due_digests
+    from pagetrail.tools.dispatch import (
+        configured_digest_runner,
+        get_dispatcher,
+        prepare_distributed,
+        scan_on_workers,
+    )
+    from pagetrail.tools.errors import (
+        ArchiveUnavailable,
+        BadJobInput,
+        BrokerUnavailable,
+        ConfigError,
+        EngineUnavailable,
+        FetchFailed,
+        InvalidArgument,
+        InvalidDate,
+        InvalidURL,
+        JobFailed,
+        JobsStalled,
+        ModelMissing,
+        NoMemento,
+        PagetrailError,
+        RateLimited,
+        RefusedAddress,
+        StoreUnavailable,
+        UnsupportedContent,
+        WorldError,
+    )
+    from pagetrail.tools.eval_runner import (
+        EVAL_METHODS,
+        EngineChoice,
+        expand_methods,
+        run_evaluation,
+    )
+    from pagetrail.tools.eval_runner import (
+        resolve_engine as resolve_eval_engine,
+    )
+    from pagetrail.tools.evaluate import CaseResult
+    from pagetrail.tools.evaluate import build_report as build_eval_report
+    from pagetrail.tools.logsafe import install_log_redaction
+    from pagetrail.tools.memory import moves_for_site
+    from pagetrail.tools.models import (
+        ArchivedRedirect,
+        Candidate,
+        CheckResult,
+        Document,
+        Drift,
+        EngineFailure,
+        Hit,
+        Hop,
+        Link,
+        Memento,
+        Query,
+        Recovery,
+        Scores,
+        Signature,
+        Tag,
+        Term,
+    )
+    from pagetrail.tools.netguard import ensure_fetchable, origin_of
+    from pagetrail.tools.output import robust_link
+    from pagetrail.tools.output import summary_line as recovery_summary
+    from pagetrail.tools.recover import ProgressFn as RecoveryProgressFn
+    from pagetrail.tools.recover import recover
+    from pagetrail.tools.scan_page import LinkStatus, PageScan
+    from pagetrail.tools.scanner import ProgressFn as ScanProgressFn
+    from pagetrail.tools.scanner import ScanOptions
+    from pagetrail.tools.scanner import scan as scan_site
+    from pagetrail.tools.settings import Settings, config_file, get_settings, mask_url
+    from pagetrail.tools.settings import configured_store as open_store
+    from pagetrail.tools.spn import CaptureResult
+    from pagetrail.tools.subset import SubsetOptions, make_subset
+    from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
+    from pagetrail.tools.testbed.runner import Testbed
+    from pagetrail.tools.testbed.world import World, load_world
+    from pagetrail.tools.trend import Trend, stored_trend
+    from pagetrail.tools.trend import render_chart as render_trend_chart
+    from pagetrail.tools.uritokens import VARIANTS as URI_TOKEN_VARIANTS
+    from pagetrail.tools.urls import same_url, validate_url
+
+# Public name → "module" (same attribute name) or "module:attribute".
+_EXPORTS: dict[str, str] = {
+    # The facade: one async function per primitive, typed in, pydantic out
+    "recover_link": "pagetrail.tools.api",
+    "check_link": "pagetrail.tools.api",
+    "fetch_memento": "pagetrail.tools.api",
+    "list_captures": "pagetrail.tools.api",
+    "archived_redirects": "pagetrail.tools.api",
+    "extract_signature": "pagetrail.tools.api",
+    "get_tags": "pagetrail.tools.api",
+    "search_engines": "pagetrail.tools.api",
+    "search_web": "pagetrail.tools.api",
+    "rank_candidates": "pagetrail.tools.api",
+    "record_pick": "pagetrail.tools.api",
+    "add_watch": "pagetrail.tools.api",
+    "remove_watch": "pagetrail.tools.api",
+    "list_watches": "pagetrail.tools.api",
+    "scan_page": "pagetrail.tools.api",
+    "recommend_archived": "pagetrail.tools.api",
+    "start_site_scan": "pagetrail.tools.api",
+    "site_scan_status": "pagetrail.tools.api",
+    "archive_links": "pagetrail.tools.api",
+    "refuse_local_url": "pagetrail.tools.api",
+    "slim_recovery": "pagetrail.tools.api",
+    "migrate_store": "pagetrail.tools.api",
+    "store_revisions": "pagetrail.tools.api",
+    "run_worker": "pagetrail.tools.api",
+    "TagsResult": "pagetrail.tools.api",
+    "SearchResult": "pagetrail.tools.api",
+    "UnreachableCandidate": "pagetrail.tools.api",
+    "RankResult": "pagetrail.tools.api",
+    "RelatedArchived": "pagetrail.tools.api",
+    "RelatedResult": "pagetrail.tools.api",
+    "PickResult": "pagetrail.tools.api",
+    "WatchList": "pagetrail.tools.api",
+    "WatchChange": "pagetrail.tools.api",
+    "SiteScanJob": "pagetrail.tools.api",
+    "ArchiveResult": "pagetrail.tools.api",
+    "MAX_ARCHIVE_URLS": "pagetrail.tools.api",
+    "MAX_RELATED": "pagetrail.tools.api",
+    # Result models
+    "ArchivedRedirect": "pagetrail.tools.models",
+    "Candidate": "pagetrail.tools.models",
+    "CheckResult": "pagetrail.tools.models",
+    "Document": "pagetrail.tools.models",
+    "Drift": "pagetrail.tools.models",
+    "EngineFailure": "pagetrail.tools.models",
+    "Hit": "pagetrail.tools.models",
+    "Hop": "pagetrail.tools.models",
+    "Link": "pagetrail.tools.models",
+    "Memento": "pagetrail.tools.models",
+    "Query": "pagetrail.tools.models",
+    "Recovery": "pagetrail.tools.models",
+    "Scores": "pagetrail.tools.models",
+    "Signature": "pagetrail.tools.models",
+    "Tag": "pagetrail.tools.models",
+    "Term": "pagetrail.tools.models",
+    "PageScan": "pagetrail.tools.scan_page",
+    "LinkStatus": "pagetrail.tools.scan_page",
+    "CaptureResult": "pagetrail.tools.spn",
+    # Errors
+    "PagetrailError": "pagetrail.tools.errors",
+    "InvalidArgument": "pagetrail.tools.errors",
+    "InvalidURL": "pagetrail.tools.errors",
+    "InvalidDate": "pagetrail.tools.errors",
+    "RefusedAddress": "pagetrail.tools.errors",
+    "FetchFailed": "pagetrail.tools.errors",
+    "UnsupportedContent": "pagetrail.tools.errors",
+    "NoMemento": "pagetrail.tools.errors",
+    "ConfigError": "pagetrail.tools.errors",
+    "StoreUnavailable": "pagetrail.tools.errors",
+    "BrokerUnavailable": "pagetrail.tools.errors",
+    "JobsStalled": "pagetrail.tools.errors",
+    "JobFailed": "pagetrail.tools.errors",
+    "BadJobInput": "pagetrail.tools.errors",
+    "WorldError": "pagetrail.tools.errors",
+    "ModelMissing": "pagetrail.tools.errors",
+    "RateLimited": "pagetrail.tools.errors",
+    "EngineUnavailable": "pagetrail.tools.errors",
+    "ArchiveUnavailable": "pagetrail.tools.errors",
+    # Settings
+    "Settings": "pagetrail.tools.settings",
+    "get_settings": "pagetrail.tools.settings",
+    "config_file": "pagetrail.tools.settings",
+    "mask_url": "pagetrail.tools.settings",
+    # Input: dates, URLs, the address guard
+    "parse_date": "pagetrail.tools.dates",
+    "validate_url": "pagetrail.tools.urls",
+    "same_url": "pagetrail.tools.urls",
+    "ensure_fetchable": "pagetrail.tools.netguard",
+    "origin_of": "pagetrail.tools.netguard",
+    # The whole recovery pipeline (unslimmed) and its one-line summaries
+    "recover": "pagetrail.tools.recover",
+    "RecoveryProgressFn": "pagetrail.tools.recover:ProgressFn",
+    "recovery_summary": "pagetrail.tools.output:summary_line",
+    "robust_link": "pagetrail.tools.output",
+    "check_summary": "pagetrail.tools.check:summary_line",
+    # Scans and digests
+    "scan_site": "pagetrail.tools.scanner:scan",
+    "ScanOptions": "pagetrail.tools.scanner",
+    "ScanProgressFn": "pagetrail.tools.scanner:ProgressFn",
+    "ChannelDigest": "pagetrail.tools.digest",
+    "DigestLink": "pagetrail.tools.digest",
+    "ScanDigest": "pagetrail.tools.digest",
+    "build_digest": "pagetrail.tools.digest",
+    "recover_confirmed": "pagetrail.tools.digest",
+    "recovery_plan": "pagetrail.tools.digest",
+    "digest_html": "pagetrail.tools.digest:to_html",
+    "digest_json": "pagetrail.tools.digest:to_json",
+    "digest_markdown": "pagetrail.tools.digest:to_markdown",
+    "Trend": "pagetrail.tools.trend",
+    "render_trend_chart": "pagetrail.tools.trend:render_chart",
+    "stored_trend": "pagetrail.tools.trend",
+    # Jobs: batch files, the dispatcher, the workers
+    "batch_format": "pagetrail.tools.batch",
+    "read_batch": "pagetrail.tools.batch",
+    "write_answers": "pagetrail.tools.batch",
+    "failed_jobs": "pagetrail.tools.batch:failed",
+    "get_dispatcher": "pagetrail.tools.dispatch",
+    "scan_on_workers": "pagetrail.tools.dispatch",
+    "configured_digest_runner": "pagetrail.tools.dispatch",
+    "prepare_distributed": "pagetrail.tools.dispatch",
+    # URL classifier (related pages)
+    "CLASSIFIER_KINDS": "pagetrail.tools.classify:MODEL_KINDS",
+    "DEFAULT_CLASSIFIER_KIND": "pagetrail.tools.classify:DEFAULT_KIND",
+    "DEFAULT_CLASSIFIER_VARIANT": "pagetrail.tools.classify:DEFAULT_VARIANT",
+    "CLASSIFIER_PAPER_TABLE6": "pagetrail.tools.classify:PAPER_TABLE6",
+    "classify_url": "pagetrail.tools.classify",
+    "evaluate_classifier": "pagetrail.tools.classify:evaluate",
+    "load_classifier_candidates": "pagetrail.tools.classify:load_candidates",
+    "load_classifier_examples": "pagetrail.tools.classify:load_examples",
+    "load_classifier": "pagetrail.tools.classify:load_model",
+    "train_classifier": "pagetrail.tools.classify:train",
+    "URI_TOKEN_VARIANTS": "pagetrail.tools.uritokens:VARIANTS",
+    # Site aliases (rewrite rules learned from known moves)
+    "infer_aliases": "pagetrail.tools.aliases",
+    "KnownMove": "pagetrail.tools.aliases",
+    "AliasThresholds": "pagetrail.tools.aliases:Thresholds",
+    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.aliases:DEFAULT_THRESHOLDS",
+    "evaluate_aliases": "pagetrail.tools.alias_eval",
+    "load_fable_dataset": "pagetrail.tools.alias_eval",
+    "best_swept": "pagetrail.tools.alias_eval",
+    "ALIAS_SWEEP_GRID": "pagetrail.tools.alias_eval:SWEEP_GRID",
+    "ALIAS_SWEEP_MIN_PRECISION": "pagetrail.tools.alias_eval:SWEEP_MIN_PRECISION",
+    # Evaluation
+    "EVAL_METHODS": "pagetrail.tools.eval_runner",
+    "EngineChoice": "pagetrail.tools.eval_runner",
+    "expand_methods": "pagetrail.tools.eval_runner",
+    "resolve_eval_engine": "pagetrail.tools.eval_runner:resolve_engine",
+    "run_evaluation": "pagetrail.tools.eval_runner",
+    "CaseResult": "pagetrail.tools.evaluate",
+    "build_eval_report": "pagetrail.tools.evaluate:build_report",
+    # Testbed (a loopback web, archive and search engine)
+    "Testbed": "pagetrail.tools.testbed.runner",
+    "World": "pagetrail.tools.testbed.world",
+    "load_world": "pagetrail.tools.testbed.world",
+    "ensure_pywb_venv": "pagetrail.tools.testbed.archive",
+    "pywb_venv_path": "pagetrail.tools.testbed.archive",
+    "SubsetOptions": "pagetrail.tools.subset",
+    "make_subset": "pagetrail.tools.subset",
+    # Logging
+    "install_log_redaction": "pagetrail.tools.logsafe",
+    # The store
+    "Store": "pagetrail.store.db",
+    "open_store": "pagetrail.tools.settings:configured_store",
+    # Digest delivery (a face supplies the poster: tools.digest_delivery.DigestPoster)
+    "DigestPoster": "pagetrail.tools.digest_delivery",
+    "PostOutcome": "pagetrail.tools.digest_delivery",
+    "deliver_due_digests": "pagetrail.tools.digest_delivery:post_due_digests",
+    "period_of": "pagetrail.tools.digest",
+    "moves_for_site": "pagetrail.tools.memory",
+}
+
+__all__ = [
+    "ALIAS_SWEEP_GRID",
+    "ALIAS_SWEEP_MIN_PRECISION",
+    "CLASSIFIER_KINDS",
+    "CLASSIFIER_PAPER_TABLE6",
+    "DEFAULT_ALIAS_THRESHOLDS",
+    "DEFAULT_CLASSIFIER_KIND",
+    "DEFAULT_CLASSIFIER_VARIANT",
+    "EVAL_METHODS",
+    "MAX_ARCHIVE_URLS",
+    "MAX_RELATED",
+    "URI_TOKEN_VARIANTS",
+    "AliasThresholds",
+    "ArchiveResult",
+    "ArchiveUnavailable",
+    "ArchivedRedirect",
+    "BadJobInput",
+    "BrokerUnavailable",
+    "Candidate",
+    "CaptureResult",
+    "CaseResult",
+    "ChannelDigest",
+    "CheckResult",
+    "ConfigError",
+    "DigestLink",
+    "DigestPoster",
+    "Document",
+    "Drift",
+    "EngineChoice",
+    "EngineFailure",
+    "EngineUnavailable",
+    "FetchFailed",
+    "Hit",
+    "Hop",
+    "InvalidArgument",
+    "InvalidDate",
+    "InvalidURL",
+    "JobFailed",
+    "JobsStalled",
+    "KnownMove",
+    "Link",
+    "LinkStatus",
+    "Memento",
+    "ModelMissing",
+    "NoMemento",
+    "PageScan",
+    "PagetrailError",
+    "PickResult",
+    "PostOutcome",
+    "Query",
+    "RankResult",
+    "RateLimited",
+    "Recovery",
+    "RecoveryProgressFn",
+    "RefusedAddress",
+    "RelatedArchived",
+    "RelatedResult",
+    "ScanDigest",
+    "ScanOptions",
+    "ScanProgressFn",
+    "Scores",
+    "SearchResult",
+    "Settings",
+    "Signature",
+    "SiteScanJob",
+    "Store",
+    "StoreUnavailable",
+    "SubsetOptions",
+    "Tag",
+    "TagsResult",
+    "Term",
+    "Testbed",
+    "Trend",
+    "UnreachableCandidate",
+    "UnsupportedContent",
+    "WatchChange",
+    "WatchList",
+    "World",
+    "WorldError",
+    "__version__",
+    "add_watch",
+    "archive_links",
+    "archived_redirects",
+    "batch_format",
+    "best_swept",
+    "build_digest",
+    "build_eval_report",
+    "check_link",
+    "check_summary",
+    "classify_url",
+    "config_file",
+    "configured_digest_runner",
+    "deliver_due_digests",
+    "digest_html",
+    "digest_json",
+    "digest_markdown",
+    "ensure_fetchable",
+    "ensure_pywb_venv",
+    "evaluate_aliases",
+    "evaluate_classifier",
+    "expand_methods",
+    "extract_signature",
+    "failed_jobs",
+    "fetch_memento",
+    "get_dispatcher",
+    "get_settings",
+    "get_tags",
+    "infer_aliases",
+    "install_log_redaction",
+    "list_captures",
+    "list_watches",
+    "load_classifier",
+    "load_classifier_candidates",
+    "load_classifier_examples",
+    "load_fable_dataset",
+    "load_world",
+    "make_subset",
+    "mask_url",
+    "migrate_store",
+    "moves_for_site",
+    "open_store",
+    "origin_of",
+    "parse_date",
+    "period_of",
+    "prepare_distributed",
+    "pywb_venv_path",
+    "rank_candidates",
+    "read_batch",
+    "recommend_archived",
+    "record_pick",
+    "recover",
+    "recover_confirmed",
+    "recover_link",
+    "recovery_plan",
+    "recovery_summary",
+    "refuse_local_url",
+    "remove_watch",
+    "render_trend_chart",
+    "resolve_eval_engine",
+    "robust_link",
+    "run_evaluation",
+    "run_worker",
+    "same_url",
+    "scan_on_workers",
+    "scan_page",
+    "scan_site",
+    "search_engines",
+    "search_web",
+    "site_scan_status",
+    "slim_recovery",
+    "start_site_scan",
+    "store_revisions",
+    "stored_trend",
+    "train_classifier",
+    "validate_url",
+    "write_answers",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module behind a public name on first use (and cache the name here)."""
+    target = _EXPORTS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'pagetrail' has no attribute {name!r}")
+    module_name, _, attribute = target.partition(":")
+    value = getattr(importlib.import_module(module_name), attribute or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

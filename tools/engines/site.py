@@ -140,7 +140,7 @@ def page_links(html: str, base_url: str) -> list[tuple[str, str]]:
     return links
 
 
-def origin_of(url: str) -> str:
+def site_origin(url: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "/", "", ""))
 
@@ -188,9 +188,9 @@ class SiteEngine:
                      context: SearchContext | None = None) -> list[Hit]:
         dead_url = context.dead_url if context else None
         if dead_url:
-            origin = origin_of(dead_url)
+            origin = site_origin(dead_url)
         elif site:
-            origin = origin_of(site if "://" in site else f"https://{site}/")
+            origin = site_origin(site if "://" in site else f"https://{site}/")
         else:
             return []  # nothing to list: this engine needs a site
         listing = await self.listing(origin)

@@ -64,6 +64,7 @@ AUTOINDEX = "autoindex.cdxj"
 
 
 def pywb_venv_path() -> Path:
+    """Where the testbed's pywb virtualenv lives."""
     explicit = os.environ.get("PAGETRAIL_PYWB_VENV")
     if explicit:
         return Path(explicit).expanduser()

@@ -50,7 +50,7 @@ class Request:
 
 
 @dataclass
-class Response:
+class Reply:
     status: int
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
@@ -61,14 +61,14 @@ class Response:
 
 
 def html_response(status: int, title: str, text: str,
-                  extra: Iterable[tuple[str, str]] = ()) -> Response:
+                  extra: Iterable[tuple[str, str]] = ()) -> Reply:
     body = (f"<!DOCTYPE html><html><head><title>{title}</title></head>"
             f"<body><h1>{title}</h1><p>{text}</p></body></html>").encode()
-    return Response(status, [("Content-Type", "text/html; charset=utf-8"), *extra], body)
+    return Reply(status, [("Content-Type", "text/html; charset=utf-8"), *extra], body)
 
 
-def json_response(payload: bytes, status: int = 200) -> Response:
-    return Response(status, [("Content-Type", "application/json; charset=utf-8")], payload)
+def json_response(payload: bytes, status: int = 200) -> Reply:
+    return Reply(status, [("Content-Type", "application/json; charset=utf-8")], payload)
 
 
 async def _read_line(reader: asyncio.StreamReader) -> bytes:
@@ -147,7 +147,7 @@ async def _read_body(reader: asyncio.StreamReader, request: Request) -> bytes:
     return await reader.readexactly(size)
 
 
-def encode_response(response: Response, *, head: bool = False, close: bool = False) -> bytes:
+def encode_response(response: Reply, *, head: bool = False, close: bool = False) -> bytes:
     reason = _reason(response.status)
     lines = [f"HTTP/1.1 {response.status} {reason}"]
     present = {k.lower() for k, _ in response.headers}
@@ -168,7 +168,7 @@ def _reason(status: int) -> str:
         return "Status"
 
 
-async def write_response(writer: asyncio.StreamWriter, response: Response, *,
+async def write_response(writer: asyncio.StreamWriter, response: Reply, *,
                          head: bool = False, close: bool = False) -> None:
     writer.write(encode_response(response, head=head, close=close))
     await writer.drain()
@@ -245,9 +245,9 @@ class ConnectionServer:
 
 
 class HandlerServer(ConnectionServer):
-    """Plain HTTP server calling `handler(request) -> Response` with keep-alive."""
+    """Plain HTTP server calling `handler(request) -> Reply` with keep-alive."""
 
-    def __init__(self, handler) -> None:  # handler: Callable[[Request], Awaitable[Response]]
+    def __init__(self, handler) -> None:  # handler: Callable[[Request], Awaitable[Reply]]
         super().__init__()
         self._handler = handler
 

@@ -1,7 +1,7 @@
 """What the live web answers *now*, per world.json host behaviour and live.jsonl.
 
 The proxy (transport) asks `LiveWeb.answer(url, method, accept_gzip)` for each request; the
-answer is a Response, or HANG for a host that accepts and never answers (`timeout`).
+answer is a Reply, or HANG for a host that accepts and never answers (`timeout`).
 
 Choices where FORMAT.md leaves room (documented for test writers):
 - A host not listed in world.json, or `nxdomain`: Squid's 503 `ERR_DNS_FAIL 0`.
@@ -23,14 +23,14 @@ from collections import Counter
 from typing import Final
 from urllib.parse import urlsplit
 
-from pagetrail.tools.testbed.httpio import Response, html_response
+from pagetrail.tools.testbed.httpio import Reply, html_response
 from pagetrail.tools.testbed.social import HN_API_HOST, SocialIndex
 from pagetrail.tools.testbed.world import HostSpec, LiveResource, World
 
 HANG: Final = None  # answer() result meaning: say nothing, ever
 
 
-def squid_error(code: str, url: str) -> Response:
+def squid_error(code: str, url: str) -> Reply:
     """The answer Squid gives when it cannot reach the origin (status 503)."""
     explanation = {
         "ERR_DNS_FAIL 0": "Unable to determine IP address from host name",
@@ -43,7 +43,7 @@ def squid_error(code: str, url: str) -> Response:
     return response
 
 
-def unreachable_answer(spec: HostSpec | None, url: str) -> Response | None:
+def unreachable_answer(spec: HostSpec | None, url: str) -> Reply | None:
     """Squid's answer for a host that cannot be reached at all, or None if it can."""
     if spec is None or spec.state == "nxdomain":
         return squid_error("ERR_DNS_FAIL 0", url)
@@ -67,7 +67,7 @@ class LiveWeb:
         return host == HN_API_HOST and self.world.host(host) is None
 
     async def answer(self, url: str, method: str = "GET", *,
-                     accept_gzip: bool = False) -> Response | None:
+                     accept_gzip: bool = False) -> Reply | None:
         self.requests += 1
         parts = urlsplit(url)
         host = (parts.hostname or "").lower().rstrip(".")
@@ -83,7 +83,7 @@ class LiveWeb:
         if spec.latency_ms:
             await asyncio.sleep(spec.latency_ms / 1000)
         if spec.state == "tls_error" and parts.scheme == "http":
-            return Response(301, [("Location", "https://" + url[len("http://"):])])
+            return Reply(301, [("Location", "https://" + url[len("http://"):])])
         if self._flaky_fault(spec):
             return html_response(503, "Service Unavailable", "Please try again later.",
                                  [("Retry-After", "1")])
@@ -97,7 +97,7 @@ class LiveWeb:
         draw = int(hashlib.sha256(seed.encode()).hexdigest()[:8], 16) / 0x1_0000_0000
         return draw < spec.flaky
 
-    def _resource_answer(self, spec: HostSpec, url: str, accept_gzip: bool) -> Response:
+    def _resource_answer(self, spec: HostSpec, url: str, accept_gzip: bool) -> Reply:
         if spec.not_found == "parked":
             return self._body_response(200, {"Content-Type": "text/html; charset=utf-8"},
                                        self._parking_blob(spec), accept_gzip,
@@ -107,30 +107,30 @@ class LiveWeb:
             return self._serve(resource, accept_gzip)
         return self._not_found(spec, url, accept_gzip)
 
-    def _serve(self, resource: LiveResource, accept_gzip: bool) -> Response:
+    def _serve(self, resource: LiveResource, accept_gzip: bool) -> Reply:
         return self._body_response(resource.status, resource.headers, resource.blob, accept_gzip)
 
     def _body_response(self, status: int, headers: dict[str, str], blob: str | None,
-                       accept_gzip: bool, fallback: Response | None = None) -> Response:
+                       accept_gzip: bool, fallback: Reply | None = None) -> Reply:
         if blob is None:
             if fallback is not None:
                 return fallback
-            return Response(status, list(headers.items()))
+            return Reply(status, list(headers.items()))
         pairs = [(k, v) for k, v in headers.items() if k.lower() != "content-encoding"]
         if accept_gzip:
             body = self.world.blob_path(blob).read_bytes()
-            return Response(status, [*pairs, ("Content-Encoding", "gzip"),
+            return Reply(status, [*pairs, ("Content-Encoding", "gzip"),
                                      ("Vary", "Accept-Encoding")], body)
-        return Response(status, pairs, self.world.read_blob(blob))
+        return Reply(status, pairs, self.world.read_blob(blob))
 
-    def _not_found(self, spec: HostSpec, url: str, accept_gzip: bool) -> Response:
+    def _not_found(self, spec: HostSpec, url: str, accept_gzip: bool) -> Reply:
         mode = spec.not_found
         if mode == "soft404":
             return self._body_response(200, {"Content-Type": "text/html; charset=utf-8"},
                                        spec.not_found_blob, accept_gzip)
         if mode == "home_redirect":
             parts = urlsplit(url)
-            return Response(302, [("Location", f"{parts.scheme}://{parts.netloc}/")])
+            return Reply(302, [("Location", f"{parts.scheme}://{parts.netloc}/")])
         if mode == "410":
             return html_response(410, "410 Gone", "This page has been removed.")
         return html_response(404, "404 Not Found", "The page you requested was not found.")
@@ -142,6 +142,6 @@ class LiveWeb:
         return root.blob if root is not None and root.status == 200 else None
 
     @staticmethod
-    def _generic_parking(spec: HostSpec) -> Response:
+    def _generic_parking(spec: HostSpec) -> Reply:
         return html_response(200, f"{spec.name} - This domain may be for sale",
                              "This domain name may be for sale. Related searches.")

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from pagetrail.tools.settings import Settings
 from pagetrail.tools.testbed.archive import PywbArchive
-from pagetrail.tools.testbed.httpio import HandlerServer, Request, Response
+from pagetrail.tools.testbed.httpio import HandlerServer, Reply, Request
 from pagetrail.tools.testbed.live import LiveWeb
 from pagetrail.tools.testbed.proxy import LiveProxy, LiveSocks
 from pagetrail.tools.testbed.search import SearchIndex
@@ -189,7 +189,7 @@ class Testbed:
     def _port(self, offset: int) -> int:
         return self.port_base + offset if self.port_base else 0
 
-    async def _answer_search(self, request: Request) -> Response:
+    async def _answer_search(self, request: Request) -> Reply:
         assert self.index is not None
         return await asyncio.to_thread(self.index.answer, request)
 

@@ -32,7 +32,7 @@ import lxml.html
 import platformdirs
 from lxml import etree
 
-from pagetrail.tools.testbed.httpio import Request, Response, json_response
+from pagetrail.tools.testbed.httpio import Reply, Request, json_response
 from pagetrail.tools.testbed.world import SearchSpec, World
 
 INDEX_VERSION = 1  # bump when extraction or the table layout changes (invalidates caches)
@@ -262,7 +262,7 @@ class SearchIndex:
         return {"url": url, "title": title or url, "content": content,
                 "engine": "testbed", "engines": ["testbed"], "category": "general"}
 
-    def answer(self, request: Request) -> Response:
+    def answer(self, request: Request) -> Reply:
         parts = urlsplit(request.target)
         if parts.path.rstrip("/") not in ("/search", ""):
             return json_response(b'{"error": "not found"}', 404)
@@ -279,7 +279,7 @@ class SearchIndex:
         if self.bucket is not None:
             wait = self.bucket.take()
             if wait > 0:
-                return Response(429, [("Retry-After", retry_after_header(wait))])
+                return Reply(429, [("Retry-After", retry_after_header(wait))])
         payload = self.search(text, pageno)
         return json_response(json.dumps(payload, ensure_ascii=False).encode())
 

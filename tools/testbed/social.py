@@ -13,7 +13,7 @@ import re
 from datetime import datetime
 from urllib.parse import parse_qs, urlsplit
 
-from pagetrail.tools.testbed.httpio import Response, json_response
+from pagetrail.tools.testbed.httpio import Reply, json_response
 from pagetrail.tools.testbed.world import SocialPost
 from pagetrail.tools.urls import normalize_url
 
@@ -73,7 +73,7 @@ class SocialIndex:
                 found.append(post)
         return sorted(found, key=lambda p: -p.points)
 
-    def answer(self, path: str, query_string: str) -> Response:
+    def answer(self, path: str, query_string: str) -> Reply:
         if path.rstrip("/") not in ("/api/v1/search", "/api/v1/search_by_date"):
             return json_response(b'{"message":"Not Found","status":404}', 404)
         params = parse_qs(query_string)
@@ -92,7 +92,7 @@ class SocialIndex:
         }
         return json_response(json.dumps(payload, ensure_ascii=False).encode())
 
-    def answer_url(self, url: str) -> Response:
+    def answer_url(self, url: str) -> Reply:
         parts = urlsplit(url)
         return self.answer(parts.path, parts.query)
 

@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, quote
 import httpx
 
 from pagetrail.tools.testbed.archive import PywbArchive
-from pagetrail.tools.testbed.httpio import Request, Response, json_response
+from pagetrail.tools.testbed.httpio import Reply, Request, json_response
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +72,14 @@ class SpnService:
         self._throttled = count
         self._retry_after = str(retry_after)
 
-    async def answer(self, request: Request) -> Response:
+    async def answer(self, request: Request) -> Reply:
         path = request.target.split("?", 1)[0]
         form = {k: v[-1] for k, v in parse_qs(request.body.decode("utf-8", "replace")).items()}
         authorized = request.header("authorization") == f"LOW {self.keys[0]}:{self.keys[1]}"
         self.received.append(Received(request.method, path, form, authorized))
         if self._throttled > 0:
             self._throttled -= 1
-            return Response(429, [("Retry-After", self._retry_after),
+            return Reply(429, [("Retry-After", self._retry_after),
                                   ("Content-Type", "text/html")], b"Too Many Requests")
         if not authorized:
             return _json({"status": "error", "status_ext": "error:unauthorized",
@@ -94,7 +94,7 @@ class SpnService:
             return _json(self._status(job))
         return _json({"status": "error", "message": f"no route {request.method} {path}"}, 404)
 
-    def _start(self, form: dict[str, str]) -> Response:
+    def _start(self, form: dict[str, str]) -> Reply:
         url = form.get("url", "")
         if not url.startswith(("http://", "https://")):
             return _json({"status": "error", "status_ext": "error:invalid-url-syntax",
@@ -177,5 +177,5 @@ def _json_lines(text: str) -> list[dict[str, str]]:
     return rows
 
 
-def _json(payload: dict[str, object], status: int = 200) -> Response:
+def _json(payload: dict[str, object], status: int = 200) -> Reply:
     return json_response(json.dumps(payload).encode(), status)
