@@ -7,7 +7,6 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from threading import Lock
 from typing import Any
 
@@ -24,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
 from pagetrail.store.errors import ConfigError, StoreUnavailable
-from pagetrail.store.migrate import upgrade
+from pagetrail.store.migrate import sqlite_file, upgrade
 
 _open_lock = Lock()
 _opened: dict[str, Store] = {}
@@ -86,9 +85,9 @@ def create_db_engine(url: str, pool: PoolSize = PoolSize()) -> Engine:
 def _create_db_engine(url: str, pool: PoolSize) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        database = parsed.database
-        if database and database != ":memory:":
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        database = sqlite_file(parsed)
+        if database is not None:
+            database.parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"timeout": 30}, json_serializer=dump_json)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
