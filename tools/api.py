@@ -309,9 +309,11 @@ async def live_document(url: str, fetcher: Fetcher) -> Document:
 
 async def extract_signature(url: str, *, source: Literal["archive", "live"] = "archive",
                             at: datetime | None = None, settings: Settings | None = None,
-                            ) -> Signature:
+                            store: Any | None = None) -> Signature:
     """Lexical signature of the archived copy of `url` (or of a memento URL, or of the live
-    page with source="live")."""
+    page with source="live"). `store` is accepted and unused: the background is wordfreq's
+    alone since the never-filled seen-pages counts were removed (the faces still pass it;
+    drop it with them)."""
     from pagetrail.tools.memento import fetch_memento as fetch
     from pagetrail.tools.signature import extract_signature as signature
 
