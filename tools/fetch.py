@@ -11,12 +11,16 @@ What it guarantees (docs/INTERFACES.md, "Fetch layer"):
 - per-host concurrency, and a per-host rate when `polite=True` (tools.politeness);
 - retries with backoff (tenacity) for transient faults only, honouring Retry-After;
 - HTTP error statuses are returned, not raised; network failures raise FetchFailed(kind=...).
+
+This module is the fetch layer's surface: the client and its redirects live here; content
+type and charset sniffing (tools._fetch_sniff), bounded decompression (tools._fetch_decode),
+failure kinds and Retry-After (tools._fetch_faults) and the proxy CONNECT probe
+(tools._fetch_connect) are private modules behind it, their public names re-exported here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import functools
 import json
 import logging
@@ -24,11 +28,8 @@ import random
 import re
 import ssl
 import time
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 
@@ -40,10 +41,18 @@ from tenacity import (
     retry_if_result,
 )
 
+from pagetrail.tools._fetch_connect import connect_probe
+from pagetrail.tools._fetch_decode import BOMB_RATIO, CHUNK, _BoundedDecoder
+from pagetrail.tools._fetch_faults import failure_kind, retry_after_seconds
+from pagetrail.tools._fetch_sniff import (
+    TEXT_TYPES,
+    detect_charset,
+    is_text_type,
+    sniff_content_type,
+)
 from pagetrail.tools.errors import (
     BodyTooLarge,
     ConfigError,
-    DecompressionBomb,
     FetchFailed,
     InvalidURL,
     RedirectLoop,
@@ -62,6 +71,25 @@ from pagetrail.tools.politeness import HostLimiter, shared_limiter
 from pagetrail.tools.settings import Settings
 from pagetrail.tools.urls import userinfo_authorization, validate_url
 
+__all__ = [
+    "BOMB_RATIO",
+    "CHUNK",
+    "REDIRECT_STATUSES",
+    "RETRY_STATUSES",
+    "TEXT_TYPES",
+    "Fetcher",
+    "Response",
+    "build_ssl_context",
+    "detect_charset",
+    "endpoint_authorizations",
+    "failure_kind",
+    "is_text_type",
+    "next_hop",
+    "retry_after_seconds",
+    "sniff_content_type",
+    "without_fragment",
+]
+
 log = logging.getLogger(__name__)
 
 
@@ -73,16 +101,6 @@ def _warn_unpinned() -> None:
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
-# A compressed body that inflates past max_bytes at more than this ratio is a bomb, not a
-# big page: real HTML compresses 5–15×; zip bombs reach 1000×.
-BOMB_RATIO = 50.0
-CHUNK = 64 * 1024
-TEXT_TYPES = ("text/", "application/xhtml", "application/xml", "application/json",
-              "application/ld+json", "application/rss", "application/atom", "+xml", "+json")
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
-_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))
 
 
 @dataclass
@@ -113,172 +131,7 @@ class Response:
         return self.headers.get("x-squid-error")
 
 
-# --- content type and charset (pure) ---------------------------------------------------------
-
-def _valid_codec(name: str | None) -> str | None:
-    if not name:
-        return None
-    name = name.strip().strip("\"'").lower()
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-def sniff_content_type(header: str | None, body: bytes) -> str:
-    """Lower-case mime type from the header; sniffed from the body when missing."""
-    mime = (header or "").split(";")[0].strip().lower()
-    if mime:
-        return mime
-    head = body[:512].lstrip().lower()
-    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
-        return "text/html"
-    if head.startswith(b"<?xml"):
-        return "application/xml"
-    if head.startswith((b"{", b"[")):
-        return "application/json"
-    return "application/octet-stream"
-
-
-def is_text_type(mime: str) -> bool:
-    return any(marker in mime for marker in TEXT_TYPES)
-
-
-def detect_charset(content_type_header: str | None, body: bytes, mime: str) -> str | None:
-    """The codec of a text body, in the WHATWG order: a BOM, then the header's charset, then
-    <meta charset>/http-equiv, then a guess (UTF-8; mostly UTF-8 with a few bad bytes is
-    still UTF-8; else charset_normalizer). The one charset decision: `Response.text()` and
-    `document.decode_html` (archived captures) both use it, so a page decodes alike both ways.
-    """
-    if not is_text_type(mime):
-        return None
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return name
-    for param in (content_type_header or "").split(";")[1:]:
-        key, _, value = param.partition("=")
-        if key.strip().lower() == "charset":
-            found = _valid_codec(value)
-            if found:
-                return found
-    if "html" in mime or "xml" in mime:
-        match = _META_CHARSET.search(body[:4096])
-        if match:
-            found = _valid_codec(match.group(1).decode("ascii", "ignore"))
-            if found:
-                return found
-    if mime == "application/json" or not body:
-        return "utf-8"
-    sample = body[:65536]
-    try:
-        sample.decode("utf-8")
-        return "utf-8"
-    except UnicodeDecodeError as exc:
-        if exc.start >= 65536 - 4:  # a character cut at the sample's end
-            return "utf-8"
-    # Mostly UTF-8 with a few bad bytes is far more common than real legacy-encoded text.
-    if sample.decode("utf-8", errors="replace").count("\ufffd") <= max(3, len(sample) // 1000):
-        return "utf-8"
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(sample).best()
-    return _valid_codec(best.encoding) if best else "utf-8"
-
-
-# --- bounded decoding -----------------------------------------------------------------------
-
-class _BoundedDecoder:
-    """Content-Encoding decoder that never produces more than `limit` bytes in total."""
-
-    def __init__(self, encoding: str, limit: int, url: str) -> None:
-        self.encoding = encoding
-        self.limit = limit
-        self.url = url
-        self.produced = 0
-        self.consumed = 0
-        self._obj = self._new()
-
-    def _new(self) -> Any:
-        if self.encoding in ("gzip", "x-gzip"):
-            return zlib.decompressobj(zlib.MAX_WBITS | 16)
-        if self.encoding == "deflate":
-            return zlib.decompressobj()
-        return None
-
-    def feed(self, data: bytes) -> bytes:
-        self.consumed += len(data)
-        if self._obj is None:
-            self.produced += len(data)
-            self._check()
-            return data
-        out = bytearray()
-        while data:
-            try:
-                piece = self._obj.decompress(data, self.limit - self.produced + 1)
-            except zlib.error as exc:
-                if self.encoding == "deflate" and self.produced == 0 and not out:
-                    self._obj = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate
-                    continue
-                raise UnsupportedContent(f"undecodable {self.encoding} body: {exc}",
-                                         url=self.url) from exc
-            out += piece
-            self.produced += len(piece)
-            self._check()
-            if self._obj.unconsumed_tail:
-                data = self._obj.unconsumed_tail
-            elif self._obj.eof and self._obj.unused_data:
-                data = self._obj.unused_data  # another gzip member follows
-                self._obj = self._new()
-            else:
-                data = b""
-        return bytes(out)
-
-    def _check(self) -> None:
-        if self.produced <= self.limit:
-            return
-        ratio = self.produced / max(self.consumed, 1)
-        if self._obj is not None and ratio >= BOMB_RATIO:
-            raise DecompressionBomb(
-                f"body inflates {ratio:.0f}× past {self.limit} bytes", url=self.url)
-        raise BodyTooLarge(f"body larger than {self.limit} bytes", url=self.url)
-
-
-# --- network failures -------------------------------------------------------------------------
-
-def _causes(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
-def failure_kind(exc: BaseException) -> str:
-    """FetchFailed kind for an httpx/OS exception."""
-    import socket
-
-    if isinstance(exc, httpx.TimeoutException | TimeoutError):
-        return "timeout"
-    if isinstance(exc, httpx.ProxyError):
-        return "proxy"
-    text = " ".join(str(e) for e in _causes(exc)).lower()
-    for cause in _causes(exc):
-        if isinstance(cause, ssl.SSLError | ssl.CertificateError):
-            return "tls"
-        if isinstance(cause, socket.gaierror):
-            return "dns"
-        if isinstance(cause, ConnectionRefusedError):
-            return "refused"
-    if "certificate" in text or "ssl" in text or "tls" in text:
-        return "tls"
-    if "name or service not known" in text or "nodename nor servname" in text \
-            or "temporary failure in name resolution" in text or "getaddrinfo" in text:
-        return "dns"
-    if "connection refused" in text or "errno 111" in text:
-        return "refused"
-    return "other"
-
+# --- retries ---------------------------------------------------------------------------------
 
 class _Transient(Exception):
     """A network fault worth one more try (wraps the original)."""
@@ -287,27 +140,6 @@ class _Transient(Exception):
         super().__init__(str(error))
         self.error = error
         self.max_attempts = max_attempts
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Retry-After as seconds (delta-seconds or an HTTP date), None if absent/unreadable.
-
-    The one parser of the header (the Fetcher, the bulk client and the search engines).
-    An HTTP date without a zone is UTC, as HTTP dates are (not the machine's local time)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isascii() and value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
 
 
 @dataclass
@@ -627,7 +459,7 @@ class Fetcher:
         self.requests += 1  # the probe is one more request to the proxy
         self.per_host[parts.hostname.lower()] += 1
         try:
-            answer = await _connect_probe(proxy, target, self.settings.user_agent,
+            answer = await connect_probe(proxy, target, self.settings.user_agent,
                                           self.settings.connect_timeout)
         except (OSError, TimeoutError, ValueError, asyncio.IncompleteReadError,
                 asyncio.LimitOverrunError):  # the proxy closed early or sent garbage
@@ -688,23 +520,3 @@ def next_hop(requested: str, current: str, status: int, location: str, chain: li
     return target
 
 
-async def _connect_probe(proxy_url: str, target: str, user_agent: str,
-                         timeout: float) -> tuple[int, httpx.Headers] | None:
-    """Send `CONNECT target` to an http proxy and return its status and headers."""
-    proxy = urlsplit(proxy_url)
-    host, port = proxy.hostname or "127.0.0.1", proxy.port or 80
-    async with asyncio.timeout(timeout):
-        reader, writer = await asyncio.open_connection(host, port)
-        try:
-            writer.write(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
-                         f"User-Agent: {user_agent}\r\n\r\n".encode("ascii", "replace"))
-            await writer.drain()
-            head = await reader.readuntil(b"\r\n\r\n")
-        finally:
-            writer.close()
-    lines = head.decode("latin-1").split("\r\n")
-    status_line = lines[0].split(" ", 2)
-    if len(status_line) < 2 or not status_line[1].isdigit():
-        return None
-    pairs = [tuple(line.split(":", 1)) for line in lines[1:] if ":" in line]
-    return int(status_line[1]), httpx.Headers([(k.strip(), v.strip()) for k, v in pairs])
