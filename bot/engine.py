@@ -46,8 +46,7 @@ class BotEngine:
         return blocks.memento_blocks(request.url, memento)
 
     async def _signature(self, request: FixlinkRequest) -> dict[str, Any]:
-        signature = await api.extract_signature(request.url, settings=self.settings,
-                                                store=self.store)
+        signature = await api.extract_signature(request.url, settings=self.settings)
         return blocks.signature_blocks(signature)
 
     async def _tags(self, request: FixlinkRequest) -> dict[str, Any]:

@@ -50,7 +50,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def recover_command(args: argparse.Namespace) -> int:
-    from pagetrail import open_store
 
     if args.batch:
         if args.url:
@@ -60,13 +59,14 @@ def recover_command(args: argparse.Namespace) -> int:
         return recover_batch(args.batch, args.output, quiet=args.json)
     if not args.url:
         raise UsageError("give the dead link's URL (or --batch FILE)")
-    from pagetrail import recover
+    from pagetrail import open_store, recover
 
     url = user_url(args.url)
     source_url = user_url(args.source_url) if args.source_url else None
     recovery = run_async(recover(
         url, source_url=source_url, anchor=args.anchor, context=args.context,
-        link_date=parse_date(args.date, option="--date"), store=open_store(), use_cache=not args.no_cache,
+        link_date=parse_date(args.date, option="--date"), store=open_store(),
+        use_cache=not args.no_cache,
     ))
     if args.json:
         print_json(recovery)

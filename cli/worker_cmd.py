@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-QUEUE_NAMES = ("checks", "recoveries", "scans", "digests")
+QUEUE_NAMES = ("checks", "recoveries", "scans", "pages", "digests")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

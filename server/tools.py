@@ -176,8 +176,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         source: Literal["archive", "live"] = "archive",
         at: Moment = None,
     ) -> Signature:
-        return await api.extract_signature(url, source=source, at=at,
-                                           settings=settings, store=store)
+        return await api.extract_signature(url, source=source, at=at, settings=settings)
 
     @tool("Tags of a URL", read_only=True,
           description=(
@@ -287,9 +286,10 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
 
     @tool("Result of a site scan", read_only=True, open_world=False, gated=False,
           description=(
-            "The state of a scan started with scan_site: queued (not finished yet), done "
-            "(with its digest: newly confirmed dead links, suspects, fixed ones; lists "
-            "clipped to 50) or failed (with the error). Cost: one store lookup." + UNTRUSTED))
+            "The state of a scan started with scan_site: queued (waiting for a worker), "
+            "running, done (with its digest: newly confirmed dead links, suspects, fixed "
+            "ones; lists clipped to 50), failed (with the error) or unknown (no such job: a "
+            "wrong id, or another store). Cost: one store lookup." + UNTRUSTED))
     async def scan_site_result(
         job_id: Annotated[str, Field(min_length=1, max_length=64)],
     ) -> api.SiteScanJob:

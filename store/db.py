@@ -7,18 +7,23 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from threading import Lock
 from typing import Any
 
 from sqlalchemy import Connection, Dialect, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    InterfaceError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
-from pagetrail.store.migrate import upgrade
-from pagetrail.tools.errors import ConfigError, StoreUnavailable
+from pagetrail.store.errors import ConfigError, StoreUnavailable
+from pagetrail.store.migrate import sqlite_file, upgrade
 
 _open_lock = Lock()
 _opened: dict[str, Store] = {}
@@ -80,9 +85,9 @@ def create_db_engine(url: str, pool: PoolSize = PoolSize()) -> Engine:
 def _create_db_engine(url: str, pool: PoolSize) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        database = parsed.database
-        if database and database != ":memory:":
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        database = sqlite_file(parsed)
+        if database is not None:
+            database.parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"timeout": 30}, json_serializer=dump_json)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
@@ -91,6 +96,12 @@ def _create_db_engine(url: str, pool: PoolSize) -> Engine:
         parsed = parsed.set(drivername="postgresql+psycopg")
     return create_engine(parsed, pool_pre_ping=True, json_serializer=dump_json,
                          pool_size=pool.size, max_overflow=pool.overflow)
+
+
+# What `Store.session()` yields: code outside store/ hands it on to store functions that
+# must share one transaction (a scan records pages, links and checks together) without
+# knowing it is an SQLAlchemy session.
+Transaction = Session
 
 
 class Store:
@@ -105,7 +116,7 @@ class Store:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
+    def session(self) -> Iterator[Transaction]:
         """One transaction: committed when the block ends, rolled back on error.
         StoreUnavailable when the database cannot be used (locked past the busy timeout,
         unreachable): a one-line error for every face, not a driver traceback."""
@@ -119,6 +130,9 @@ class Store:
 # What a caller outside store/ catches when the store fails: the driver's errors and the
 # one-line StoreUnavailable they are turned into (callers need not know SQLAlchemy).
 STORE_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError, StoreUnavailable)
+# The driver's faults that pass (connection lost, server restarting): a queue worker retries
+# a job that met one (tools.celery_app) instead of failing it.
+TRANSIENT_STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 
 
 @contextmanager
@@ -133,16 +147,12 @@ def unavailable_as_error(doing: str) -> Iterator[None]:
                                ) from exc
 
 
-def open_store(url: str | None = None) -> Store:
-    """The store for `url` (default: the settings' database), opened once per process."""
-    from pagetrail.tools.settings import get_settings
-
-    settings = get_settings()
-    url = url or settings.database_url
+def open_store(url: str, pool: PoolSize = PoolSize()) -> Store:
+    """The store for `url`, opened once per process (the first caller's `pool` stands).
+    The caller gives the URL and pool (the engine's settings: tools.settings.configured_store)."""
     with _open_lock:
         store = _opened.get(url)
         if store is None:
-            pool = PoolSize(settings.db_pool_size, settings.db_max_overflow)
             store = _opened[url] = Store(url, pool=pool)
         return store
 

@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
-from sqlalchemy import Engine, column, inspect, select, table, text
+from sqlalchemy import URL, Engine, column, inspect, select, table, text
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -64,6 +65,20 @@ def head_revision() -> str | None:
     return heads.pop() if len(heads) == 1 else None
 
 
+def sqlite_file(url: URL) -> Path | None:
+    """The file an SQLite URL opens; None for an in-memory database. A URI filename
+    (`sqlite:///file:/path/db?mode=ro&uri=true`) names its file after `file:` — taken as a
+    plain path, it would be a directory `file:` under the working directory."""
+    database = url.database
+    if not database or database == ":memory:":
+        return None
+    if str(url.query.get("uri", "")).lower() in ("true", "1") and database.startswith("file:"):
+        if url.query.get("mode") == "memory":
+            return None
+        return Path(unquote(urlsplit(database).path)).expanduser()
+    return Path(database).expanduser()
+
+
 # pg_advisory_lock's key for "pagetrail migrates this database" (any fixed 64-bit number).
 ADVISORY_KEY = zlib.crc32(b"pagetrail:migrate")
 
@@ -79,9 +94,8 @@ def migration_lock(engine: Engine) -> Iterator[None]:
     connection of its own, held until the block ends (released with the session). Other
     backends and in-memory SQLite: no lock (one process)."""
     backend = engine.url.get_backend_name()
-    database = engine.url.database
-    if backend == "sqlite" and database and database != ":memory:":
-        path = Path(database).expanduser()
+    path = sqlite_file(engine.url) if backend == "sqlite" else None
+    if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(f"{path}.migrate.lock", "a+b") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)

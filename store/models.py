@@ -65,7 +65,8 @@ class RecoveryRow(Base):
     __tablename__ = "recoveries"
     id: Mapped[int] = mapped_column(primary_key=True)
     url: Mapped[str] = mapped_column(Text, index=True)
-    request_key: Mapped[str] = mapped_column(String(64), index=True)
+    # The natural key (migration 0006): one remembered answer per request.
+    request_key: Mapped[str] = mapped_column(String(64), index=True, unique=True)
     request: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     answer: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -139,12 +140,3 @@ class DigestRun(Base):
     posted: Mapped[bool] = mapped_column(default=False)
     summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     error: Mapped[str] = mapped_column(Text, default="")
-
-
-class TermStat(Base):
-    """Document frequencies of terms in pages seen (background model for IDF and KLD)."""
-
-    __tablename__ = "term_stats"
-    term: Mapped[str] = mapped_column(String(128), primary_key=True)
-    lang: Mapped[str] = mapped_column(String(8), primary_key=True, default="")
-    df: Mapped[int] = mapped_column(Integer, default=0)

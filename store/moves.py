@@ -1,6 +1,7 @@
-"""Moves: evidence that a URL now lives elsewhere (a pick, a live or archived redirect, a
-confirmed recovery). Alias inference (tools/aliases.py) learns a site's rewrite pattern from
-them."""
+"""Moves (table `moves`, written only here): evidence that a URL now lives elsewhere (a pick,
+a live or archived redirect, a confirmed recovery). Alias inference (tools/aliases.py) learns
+a site's rewrite pattern from them. The caller validates the URLs and gives the host
+(tools.memory.record_move)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,6 @@ from sqlalchemy.exc import IntegrityError
 
 from pagetrail.store.db import Store
 from pagetrail.store.models import Move
-from pagetrail.tools.errors import InvalidURL
-from pagetrail.tools.urls import same_url, site_of, validate_url
 
 MOVE_SOURCES = ("pick", "live redirect", "archived redirect", "confirmed recovery")
 
@@ -31,27 +30,26 @@ def _record(m: Move) -> MoveRecord:
     return MoveRecord(m.old_url, m.new_url, m.host, m.source, m.created_at)
 
 
-def record_move(store: Store, old_url: str, new_url: str, *, source: str) -> MoveRecord | None:
-    """Remember that `old_url` moved to `new_url`; idempotent per (old, new, source).
-
-    Returns None for a non-move (same URL). Raises InvalidURL for a bad URL or source.
-    """
-    old_url, new_url = validate_url(old_url), validate_url(new_url)
+def insert_move(store: Store, old_url: str, new_url: str, *, host: str,
+                source: str) -> MoveRecord:
+    """Store that `old_url` (on site `host`) moved to `new_url`; idempotent per
+    (old, new, source). ValueError for a source not in MOVE_SOURCES."""
     if source not in MOVE_SOURCES:
-        raise InvalidURL(f"unknown move source {source!r}; one of {', '.join(MOVE_SOURCES)}")
-    if same_url(old_url, new_url):
-        return None
+        raise ValueError(f"unknown move source {source!r}; one of {', '.join(MOVE_SOURCES)}")
     existing = _find(store, old_url, new_url, source)
     if existing is not None:
         return existing
     try:
         with store.session() as session:
-            move = Move(old_url=old_url, new_url=new_url, host=site_of(old_url), source=source)
+            move = Move(old_url=old_url, new_url=new_url, host=host, source=source)
             session.add(move)
             session.flush()
             return _record(move)
     except IntegrityError:  # recorded concurrently by another worker: same evidence
-        return _find(store, old_url, new_url, source)
+        found = _find(store, old_url, new_url, source)
+        if found is None:
+            raise
+        return found
 
 
 def _find(store: Store, old_url: str, new_url: str, source: str) -> MoveRecord | None:
@@ -61,11 +59,9 @@ def _find(store: Store, old_url: str, new_url: str, source: str) -> MoveRecord |
         return _record(move) if move else None
 
 
-def moves_for_site(store: Store, url_or_site: str, *, limit: int = 500) -> list[MoveRecord]:
-    """Known moves whose old URL is on the same site (www. ignored), newest first."""
-    site = site_of(url_or_site) if "://" in url_or_site else url_or_site.lower().removeprefix(
-        "www.")
+def moves_on_host(store: Store, host: str, *, limit: int = 500) -> list[MoveRecord]:
+    """Known moves whose old URL is on site `host`, newest first."""
     with store.session() as session:
-        rows = session.scalars(select(Move).where(Move.host == site)
+        rows = session.scalars(select(Move).where(Move.host == host)
                                .order_by(Move.created_at.desc(), Move.id.desc()).limit(limit))
         return [_record(m) for m in rows]

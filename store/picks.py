@@ -1,4 +1,6 @@
-"""Picks: the replacement a person chose (or rejected) for a dead URL."""
+"""Picks (table `picks`, written only here): the replacement a person chose (or rejected)
+for a dead URL. The caller gives the site (`host`) and compares URLs
+(tools.memory.record_pick / picks_for)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ from sqlalchemy import select
 
 from pagetrail.store.db import Store
 from pagetrail.store.models import Pick
-from pagetrail.tools.urls import normalize_url, site_of
 
 
 @dataclass(frozen=True)
@@ -29,49 +30,29 @@ def _record(p: Pick) -> PickRecord:
                       p.created_at)
 
 
-def record_pick(
-    store: Store,
-    dead_url: str,
-    chosen_url: str,
-    *,
-    by: str = "",
-    via: str = "cli",
-    where: str = "",
-    note: str = "",
-    rejected: bool = False,
-) -> PickRecord:
+def insert_pick(store: Store, dead_url: str, chosen_url: str, *, host: str, by: str = "",
+                via: str = "cli", where: str = "", note: str = "",
+                rejected: bool = False) -> PickRecord:
     """Store a pick (or, with rejected=True, a 'not it'). Committed when this returns."""
     with store.session() as session:
-        pick = Pick(
-            dead_url=dead_url, chosen_url=chosen_url, host=site_of(dead_url), by=by, via=via,
-            where=where, note=note[:2000], rejected=rejected,
-        )
+        pick = Pick(dead_url=dead_url, chosen_url=chosen_url, host=host, by=by, via=via,
+                    where=where, note=note[:2000], rejected=rejected)
         session.add(pick)
         session.flush()
-        record = _record(pick)
-    if not rejected:
-        try:
-            from pagetrail.store.moves import record_move
-        except ImportError:  # pragma: no cover - moves evidence arrives with alias inference
-            return record
-        record_move(store, dead_url, chosen_url, source="pick")
-    return record
+        return _record(pick)
 
 
-def picks_for(store: Store, dead_url: str) -> list[PickRecord]:
-    """Every pick and rejection for this URL (normalised match), newest first."""
-    key = normalize_url(dead_url)
+def picks_on_host(store: Store, host: str) -> list[PickRecord]:
+    """Every pick and rejection of a dead URL on site `host`, newest first."""
     with store.session() as session:
         rows = session.scalars(
-            select(Pick).where(Pick.host == site_of(dead_url)).order_by(Pick.created_at.desc())
-        ).all()
-        return [_record(p) for p in rows if normalize_url(p.dead_url) == key]
-
-
-def picks_for_site(store: Store, dead_url: str, limit: int = 200) -> list[PickRecord]:
-    with store.session() as session:
-        rows = session.scalars(
-            select(Pick).where(Pick.host == site_of(dead_url), Pick.rejected.is_(False))
-            .order_by(Pick.created_at.desc()).limit(limit)
-        ).all()
+            select(Pick).where(Pick.host == host).order_by(Pick.created_at.desc())).all()
         return [_record(p) for p in rows]
+
+
+def picked_since(store: Store, host: str, since: datetime) -> bool:
+    """Whether a person picked or rejected anything on site `host` at or after `since`."""
+    with store.session() as session:
+        return session.scalars(
+            select(Pick.id).where(Pick.host == host, Pick.created_at >= since).limit(1)
+        ).first() is not None

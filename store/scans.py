@@ -28,7 +28,6 @@ from sqlalchemy import (
     String,
     Text,
     bindparam,
-    delete,
     func,
     insert,
     select,
@@ -37,7 +36,12 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pagetrail.store.db import BulkWrite, Store
-from pagetrail.store.linkgraph import Edge
+
+# The link graph's reads and writes are store.linkgraph's (one writer per table); named here
+# too until the scanner imports them from there.
+from pagetrail.store.linkgraph import Edge as Edge
+from pagetrail.store.linkgraph import outlinks as outlinks
+from pagetrail.store.linkgraph import replace_edges_of_pages as replace_edges_of_pages
 from pagetrail.store.models import Base, LinkCheck, LinkEdge, utcnow
 
 
@@ -150,33 +154,29 @@ def done_pages(store: Store, scan_id: str) -> list[FrontierPage]:
     return [FrontierPage(url, depth, done) for url, depth, done in rows]
 
 
-def replace_edges_of_pages(session: Session, pages: Sequence[tuple[str, Sequence[Edge]]]) -> int:
-    """store.linkgraph.replace_page_edges for many pages in one transaction (a crawl records
-    thousands of pages; one transaction each would make the store the bottleneck)."""
-    if not pages:
-        return 0
-    urls = [url for url, _ in pages]
-    for start in range(0, len(urls), 500):
-        session.execute(delete(LinkEdge).where(LinkEdge.page_url.in_(urls[start:start + 500])))
-    # seen_at per row, not one per batch: backlinks() lists the most recently seen first,
-    # and ties would leave that order to the database.
-    rows = [{"page_url": url, "target_url": e.target_url, "anchor": e.anchor[:1000],
-             "context": e.context[:2000], "seen_at": utcnow()}
-            for url, edges in pages for e in edges]
-    _INSERT_EDGES.execute(session.connection(), rows)
-    return len(rows)
+def scan_checks_and_counts(store: Store, scan_id: str
+                           ) -> tuple[list[tuple[str, str, int | None, dict[str, Any] | None]],
+                                      int, int]:
+    """What a scan's report is built from: its checks (url, verdict, status, evidence), the
+    number of pages it crawled, and the number of links recorded on those pages.
 
-
-def outlinks(store: Store, page_urls: Sequence[str]) -> dict[str, list[Edge]]:
-    """Links recorded for these pages (what a resumed scan already extracted)."""
-    found: dict[str, list[Edge]] = {}
+    Core statements on the session's connection: the ORM's row processing cost more than the
+    queries (a scan of a site reads back thousands of checks)."""
+    checks, edge_table = LinkCheck.__table__.c, LinkEdge.__table__.c
     with store.session() as s:
-        for start in range(0, len(page_urls), 500):
-            chunk = list(page_urls[start:start + 500])
-            for row in s.execute(select(LinkEdge.page_url, LinkEdge.target_url, LinkEdge.anchor,
-                                        LinkEdge.context).where(LinkEdge.page_url.in_(chunk))):
-                found.setdefault(row[0], []).append(Edge(*row))
-    return found
+        connection = s.connection()
+        rows = connection.execute(select(checks.url, checks.verdict, checks.status,
+                                         checks.evidence)
+                                  .where(checks.scan_id == scan_id)).all()
+        pages = connection.execute(select(ScanPage.__table__.c.url)
+                                   .where(ScanPage.__table__.c.scan_id == scan_id)
+                                   ).scalars().all()
+        edges = 0
+        for start in range(0, len(pages), 500):
+            chunk = list(pages[start:start + 500])
+            edges += connection.execute(select(func.count()).select_from(LinkEdge.__table__)
+                                        .where(edge_table.page_url.in_(chunk))).scalar_one()
+    return [tuple(row) for row in rows], len(pages), int(edges)  # type: ignore[misc]
 
 
 # --- checks and link states -------------------------------------------------------------------
@@ -243,8 +243,6 @@ def insert_checks(session: Session, rows: Sequence[dict[str, Any]]) -> None:
 # SQLAlchemy's per-row work). The UPDATE's SET clause is every column but the key.
 _INSERT_PAGES = BulkWrite(lambda: insert(ScanPage.__table__),
                           ("scan_id", "url_key", "url", "depth", "done"))
-_INSERT_EDGES = BulkWrite(lambda: insert(LinkEdge.__table__),
-                          ("page_url", "target_url", "anchor", "context", "seen_at"))
 _INSERT_CHECKS = BulkWrite(lambda: insert(LinkCheck.__table__), CHECK_COLUMNS)
 _INSERT_STATES = BulkWrite(lambda: insert(LinkStateRow.__table__), STATE_COLUMNS)
 _UPDATE_STATES = BulkWrite(

@@ -1,29 +1,34 @@
-"""A channel's watches (store.models.Watch): add, remove, list. Digests (tools.digest)
-scan what is watched; the faces (Slack, the CLI) manage watches through tools.api."""
+"""A channel's watches (table `watches`, written only here): add, remove, list. Digests
+(tools.digest) scan what is watched. Targets are compared by the caller's `key` (the
+engine's URL normalisation: tools.memory), inside the same transaction as the write."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from sqlalchemy import delete, select
 
 from pagetrail.store.db import Store
 from pagetrail.store.models import Watch
-from pagetrail.tools.urls import normalize_url
+
+Key = Callable[[str], str]
 
 
-def add_watch(store: Store, channel: str, target: str, *, by: str = "") -> bool:
-    """Watch `target` in `channel`; False when the channel already watches it."""
+def add_watch(store: Store, channel: str, target: str, *, key: Key, by: str = "") -> bool:
+    """Watch `target` in `channel`; False when the channel already watches it (same key)."""
     with store.session() as session:
-        existing = session.scalars(select(Watch).where(Watch.channel == channel)).all()
-        if any(normalize_url(w.target) == normalize_url(target) for w in existing):
+        existing = session.scalars(select(Watch.target).where(Watch.channel == channel)).all()
+        if any(key(other) == key(target) for other in existing):
             return False
         session.add(Watch(channel=channel, target=target, created_by=by))
     return True
 
 
-def remove_watch(store: Store, channel: str, target: str) -> bool:
+def remove_watch(store: Store, channel: str, target: str, *, key: Key) -> bool:
+    """Stop watching `target` (every stored target with its key) in `channel`."""
     with store.session() as session:
         rows = session.scalars(select(Watch).where(Watch.channel == channel)).all()
-        ids = [w.id for w in rows if normalize_url(w.target) == normalize_url(target)]
+        ids = [w.id for w in rows if key(w.target) == key(target)]
         if not ids:
             return False
         session.execute(delete(Watch).where(Watch.id.in_(ids)))
@@ -40,3 +45,10 @@ def list_watches(store: Store, channel: str) -> list[str]:
 def watched_channels(store: Store) -> list[str]:
     with store.session() as session:
         return sorted(set(session.scalars(select(Watch.channel)).all()))
+
+
+def all_watches(store: Store) -> list[tuple[str, str]]:
+    """Every (channel, target), in the order they were added."""
+    with store.session() as session:
+        return [(c, t) for c, t in session.execute(
+            select(Watch.channel, Watch.target).order_by(Watch.id)).all()]

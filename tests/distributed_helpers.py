@@ -64,7 +64,7 @@ class Worker:
     """A real `celery worker` process (its own process group, so kill -9 takes it whole)."""
 
     def __init__(self, name: str, env: Mapping[str, str], log_dir: Path, *,
-                 queues: str = "checks,recoveries,scans,digests", pool: str = "prefork",
+                 queues: str = "checks,recoveries,scans,pages,digests", pool: str = "prefork",
                  concurrency: int = 1, via_cli: bool = False) -> None:
         self.name = name
         self.log = log_dir / f"{name}.log"

@@ -11,7 +11,6 @@ from typing import ClassVar
 import pytest
 
 from pagetrail.store import Store
-from pagetrail.store.moves import moves_for_site, record_move
 from pagetrail.tools.aliases import (
     KnownMove,
     Style,
@@ -27,6 +26,7 @@ from pagetrail.tools.aliases import (
     verify_proposals,
 )
 from pagetrail.tools.errors import InvalidURL
+from pagetrail.tools.memory import moves_for_site, record_move
 from pagetrail.tools.urls import same_url
 
 

@@ -112,7 +112,7 @@ async def test_rank_with_text_lists_unreachable_apart(testbed_settings, tiny_wor
 
 @pytest.mark.testbed
 async def test_record_pick_is_read_back(testbed_settings, store, tiny_world) -> None:
-    from pagetrail.store.picks import picks_for
+    from pagetrail.tools.memory import picks_for
 
     pick = await api.record_pick(tiny_world.archived_only, tiny_world.wind_page,
                                  note="closest page", via="test", where="C42", store=store)

@@ -14,7 +14,7 @@ from pagetrail.bot import blocks
 from pagetrail.bot.digest_post import post_due_digests
 from pagetrail.bot.posting import SlackPoster, web_client
 from pagetrail.store import DigestRun
-from pagetrail.store.watches import add_watch
+from pagetrail.tools.memory import add_watch
 from pagetrail.tools.scanner import ScanOptions
 
 pytestmark = pytest.mark.testbed

@@ -15,11 +15,11 @@ import pytest
 from slack_fake import FakeSlack
 
 from pagetrail.bot import blocks
-from pagetrail.bot.digest_post import digest_view, post_due_digests, stored_digest
+from pagetrail.bot.digest_post import digest_view, post_due_digests
 from pagetrail.bot.posting import SlackPoster, web_client
 from pagetrail.store import DigestRun, open_store
-from pagetrail.store.watches import add_watch
-from pagetrail.tools.digest import to_html, to_markdown
+from pagetrail.tools.digest import stored_digest, to_html, to_markdown
+from pagetrail.tools.memory import add_watch
 from pagetrail.tools.scanner import ScanOptions
 from pagetrail.tools.testbed.runner import TestbedThread, start_in_thread
 from pagetrail.tools.testbed.worldgen import WorldBuilder

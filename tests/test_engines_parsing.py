@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from pagetrail.store.pages import fts_match_expression, like_pattern
 from pagetrail.tools.engines.base import (
     EngineTransient,
     make_hits,
@@ -24,7 +25,6 @@ from pagetrail.tools.engines.cdx import (
     parse_cdx_json,
 )
 from pagetrail.tools.engines.google import google_rows
-from pagetrail.tools.engines.local import fts_match_expression, like_pattern
 from pagetrail.tools.engines.overlap import query_terms, rank_by_overlap, url_tokens
 from pagetrail.tools.engines.searxng import searxng_rows
 from pagetrail.tools.engines.site import page_links, parse_sitemap, robots_sitemaps

@@ -30,6 +30,22 @@ def test_a_job_is_recorded_once_first_writer_wins(store) -> None:
     assert done_keys(store, "check", ["k1"]) == set()  # keys are per kind
 
 
+def test_queued_and_running_marks_are_not_records_and_give_way_to_one(store) -> None:
+    from pagetrail.store.jobs import job_state, mark_job
+
+    mark_job(store, "scan", "s1", {"request": "s1"}, "queued")
+    assert job_state(store, "scan", "s1")[0] == "queued"
+    assert done_keys(store, "scan", ["s1"]) == set() and load_jobs(store, "scan", ["s1"]) == {}
+    assert count_jobs(store) == 0
+    mark_job(store, "scan", "s1", {"request": "s1"}, "running")
+    assert job_state(store, "scan", "s1")[0] == "running"
+    record_jobs(store, [JobRecord("scan", "s1", {"request": "s1"}, "done", {"n": 1})])
+    record_jobs(store, [JobRecord("scan", "s1", {"request": "s1"}, "done", {"n": 2})])
+    state, record = job_state(store, "scan", "s1")
+    assert state == "done" and record is not None and record.result == {"n": 1}
+    assert job_state(store, "scan", "nope") == ("unknown", None)
+
+
 def test_job_keys_are_the_input_not_its_spelling() -> None:
     a = job_key("recover", {"url": "https://a.example/x", "anchor": "solar"})
     b = job_key("recover", {"anchor": "solar", "url": "https://a.example/x", "context": ""})
@@ -261,8 +277,8 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
     from sqlalchemy import delete, func, select
 
     from pagetrail.cli.main import main
-    from pagetrail.store import open_store
     from pagetrail.store.models import RecoveryRow
+    from pagetrail.tools.settings import configured_store
 
     batch = tmp_path / "links.jsonl"
     batch.write_text(
@@ -281,7 +297,7 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
     assert rows[2]["error"].startswith("invalid_url")
     assert "3 links: 2 answered, 1 failed" in capsys.readouterr().err
 
-    store = open_store()
+    store = configured_store()
     with store.session() as s:  # no cached answers left: only the job table can skip them
         assert s.scalar(select(func.count()).select_from(RecoveryRow)) == 2
         s.execute(delete(RecoveryRow))
@@ -305,3 +321,42 @@ def test_celery_worker_refuses_a_configuration_that_cannot_work(tmp_path) -> Non
     assert result.returncode == 2
     assert "pagetrail: config_error: PAGETRAIL_BROKER_URL is set but the store is SQLite" in (
         result.stderr + result.stdout)
+
+
+async def test_a_site_watched_by_two_channels_is_scanned_once_per_period(store) -> None:
+    """Two channels' digest jobs at once (as on two workers): one scan of the site, keyed by
+    site, options and period; each channel's digest is built from it."""
+    from sqlalchemy import func, select
+    from test_scanner import Site, fast_settings, page
+
+    from pagetrail.store.models import DigestRun, Watch
+    from pagetrail.store.scans import Scan
+    from pagetrail.tools.jobs import digest_job
+
+    with Site() as site:
+        site.routes["/"] = page("Home", ("/a.html", "A"), ("/gone.html", "Gone"))
+        site.routes["/a.html"] = page("A")
+        with store.session() as s:
+            s.add_all([Watch(channel="C1", target=site.url("/")),
+                       Watch(channel="C2", target=site.url("/")),
+                       Watch(channel="C2", target=site.url("/a.html"))])
+        settings = fast_settings()
+        records = await asyncio.gather(*(
+            digest_job({"channel": channel, "request": f"req-{channel}", "recover": False},
+                       settings, store) for channel in ("C1", "C2")))
+        assert [r.status for r in records] == ["done", "done"]
+        assert site.hits["/"] == 1  # the root page fetched by one scan only
+        with store.session() as s:
+            scans = s.scalar(select(func.count()).select_from(Scan))
+            runs = {run.channel: run.summary for run in s.scalars(select(DigestRun))}
+        assert scans == 2  # the shared site, and C2's own page
+        shared = {scan["target"]: scan["scan_id"] for run in runs.values()
+                  for scan in run["scans"]}
+        ids = [scan["scan_id"] for scan in runs["C1"]["scans"]]
+        assert ids == [shared[site.url("/")]] and all(ids)
+        assert [s["scan_id"] for s in runs["C2"]["scans"]
+                if s["target"] == site.url("/")] == ids
+        # A later digest job in the same period reads the scan back; nothing is fetched.
+        again = await digest_job({"channel": "C1", "request": "req-later", "recover": False},
+                                 settings, store)
+        assert again.status == "done" and site.hits["/"] == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pagetrail.store.moves import moves_for_site, record_move
+from pagetrail.tools.memory import moves_for_site, record_move
 from pagetrail.tools.models import ArchivedRedirect, Candidate, CheckResult, Recovery, Scores
 from pagetrail.tools.recover import learned_moves, recover
 from pagetrail.tools.testbed.runner import TestbedThread, start_in_thread

@@ -221,12 +221,39 @@ async def test_a_site_scan_is_enqueued_and_polled(mcp_server, tiny_world) -> Non
         while True:
             result = structured(await client.call_tool("scan_site_result",
                                                        {"job_id": job["job_id"]}))
-            if result["status"] != "queued":
+            if result["status"] not in ("queued", "running"):
                 break
+            assert result["target"] == tiny_world.blog_page  # a known job, not unknown
             assert time.monotonic() < deadline
             await anyio.sleep(0.2)
         assert result["status"] == "done", result
         assert result["digest"]["target"] == tiny_world.blog_page
         assert result["digest"]["urls_checked"] >= 2
         unknown = structured(await client.call_tool("scan_site_result", {"job_id": "nope"}))
-        assert unknown["status"] == "queued" and unknown["digest"] is None
+        assert unknown["status"] == "unknown" and unknown["digest"] is None
+
+
+async def test_scan_site_result_tells_queued_running_failed_and_unknown(mcp_server,
+                                                                        store) -> None:
+    """The jobs table's marks, as a worker leaves them: a job still in the broker's queue,
+    one a worker has started, one that failed, and an id nobody enqueued are four answers."""
+    from pagetrail.store.jobs import JobRecord, mark_job, record_jobs
+    from pagetrail.tools.jobs import job_key
+
+    item = {"target": "https://site.example/", "request": "r1", "depth": 1}
+    key = job_key("scan", item)
+    async with Client(mcp_server) as client:
+        async def state(job_id: str) -> dict[str, Any]:
+            return structured(await client.call_tool("scan_site_result", {"job_id": job_id}))
+
+        assert (await state("r1"))["status"] == "unknown"
+        mark_job(store, "scan", key, item, "queued")
+        assert (await state("r1"))["status"] == "queued"
+        mark_job(store, "scan", key, item, "running")
+        mark_job(store, "scan", key, item, "queued")  # a late queued mark changes nothing
+        assert (await state("r1"))["status"] == "running"
+        record_jobs(store, [JobRecord("scan", key, item, "failed", {}, "fetch_failed: gone")])
+        mark_job(store, "scan", key, item, "running")  # a redelivery cannot reopen it
+        failed = await state("r1")
+        assert failed["status"] == "failed" and failed["error"] == "fetch_failed: gone"
+        assert failed["target"] == "https://site.example/"

@@ -11,8 +11,8 @@ import pytest
 from test_engines_support import Answer, local_server
 
 from pagetrail.store import Store
-from pagetrail.store.picks import record_pick
 from pagetrail.tools.errors import InvalidURL, RefusedAddress
+from pagetrail.tools.memory import record_pick
 from pagetrail.tools.output import robust_link
 from pagetrail.tools.queryplan import ALL_METHODS
 from pagetrail.tools.recover import recover

@@ -10,8 +10,8 @@ import pytest
 
 from pagetrail.tools.document import parse_document
 from pagetrail.tools.models import Document
-from pagetrail.tools.signature import document_tokens, extract_signature, signature_background
-from pagetrail.tools.terms import WordfreqBackground, record_document
+from pagetrail.tools.signature import document_tokens, extract_signature
+from pagetrail.tools.terms import WordfreqBackground
 from pagetrail.tools.text import stopwords, tokenize
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
@@ -80,17 +80,6 @@ def test_short_page_uses_description():
     doc = Document(url="https://e.example/p", lang="en", title="Heat pumps",
                    description="Grants for heat pump installations announced", text="Menu")
     assert "grants" in document_tokens(doc)
-
-
-def test_background_from_store_lowers_seen_terms(store):
-    doc = Document(url="https://e.example/p", lang="en",
-                   text="zzyzx quasar " * 5 + "nebula " * 5)
-    for _ in range(50):
-        record_document(store, ["zzyzx"], "en")
-    background = signature_background(doc, store)
-    signature = extract_signature(doc, background)
-    assert extract_signature(doc).ls5[0] == "zzyzx"  # wordfreq alone: the rarest word
-    assert signature.ls5[-1] == "zzyzx"  # seen in every page: no longer distinctive
 
 
 @pytest.mark.testbed

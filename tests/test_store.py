@@ -12,7 +12,7 @@ from pagetrail.store.migrate import current_revision, head_revision
 
 EXPECTED_TABLES = {
     "link_checks", "mementos", "searches", "recoveries", "picks", "moves", "watches",
-    "link_edges", "digest_runs", "term_stats",
+    "link_edges", "digest_runs",
 }
 
 

@@ -79,8 +79,26 @@ def test_a_write_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
     read_only = f"sqlite:///file:{path}?mode=ro&uri=true"
     done = subprocess.run([sys.executable, "-m", "pagetrail.cli", "pick",
                            "https://old.example/a", "https://new.example/b"],
-                          env=_env(read_only), text=True, capture_output=True, timeout=60)
+                          env=_env(read_only), text=True, capture_output=True, timeout=60,
+                          cwd=tmp_path)
     assert done.returncode == 2
+    # The URI filename names the file after `file:`: nothing is made under the working
+    # directory (it once grew `file:/tmp/...` directories).
+    assert not (tmp_path / "file:").exists()
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0
     assert "store_unavailable" in done.stderr
+
+
+def test_sqlite_file_reads_uri_filenames() -> None:
+    from sqlalchemy.engine import make_url
+
+    from pagetrail.store.migrate import sqlite_file
+
+    assert sqlite_file(make_url("sqlite:////tmp/a/b.db")) == Path("/tmp/a/b.db")
+    assert sqlite_file(make_url("sqlite:///file:/tmp/a/b.db?mode=ro&uri=true")) == \
+        Path("/tmp/a/b.db")
+    assert sqlite_file(make_url("sqlite:///file:/tmp/a%20b.db?uri=true")) == Path("/tmp/a b.db")
+    assert sqlite_file(make_url("sqlite:///file:mem?mode=memory&uri=true")) is None
+    assert sqlite_file(make_url("sqlite://")) is None
+    assert sqlite_file(make_url("sqlite:///:memory:")) is None

@@ -9,12 +9,10 @@ import pytest
 
 from pagetrail.tools.anchor import anchor_info, is_named_entity, is_stop_anchor
 from pagetrail.tools.terms import (
-    SeenPagesBackground,
     WordfreqBackground,
     frequency_terms,
     kld_terms,
     normalized_tf,
-    record_document,
     tfidf_terms,
     url_terms,
     url_words,
@@ -77,19 +75,6 @@ def test_wordfreq_background_orders_common_to_rare():
     assert bg.df("the") == pytest.approx(bg.n_docs, rel=1e-3)
     assert bg.prob("xqzzyplonk") > 0
     assert WordfreqBackground("xx").lang == "en"  # unknown language → English
-
-
-def test_seen_pages_background_from_store(store):
-    for _ in range(3):
-        record_document(store, ["solar", "farm"], "en")
-    record_document(store, ["wind"], "en")
-    bg = SeenPagesBackground.from_store(store, "en", ["solar", "wind", "unseen"])
-    assert bg.n_seen == 4
-    assert bg.seen_df == {"solar": 3, "wind": 1}
-    base = WordfreqBackground("en")
-    # Seen in 3 of 4 pages: far more common than wordfreq alone says.
-    assert bg.df("solar") > base.df("solar")
-    assert bg.df("unseen") <= base.df("unseen") + 1e-9
 
 
 # --- URL terms ------------------------------------------------------------------------------

@@ -260,8 +260,8 @@ async def test_three_workers_never_exceed_a_hosts_rate_or_concurrency(pg_url, re
 
 async def test_a_site_scan_runs_on_a_worker_as_in_process(tiny_world, testbed, pg_url,
                                                           second_pg_url, redis_url, workers):
-    """`pagetrail scan` with a broker: the scan is a job on a worker; its digest is the one an
-    in-process scan of the same site gives."""
+    """`pagetrail scan` with a broker: the scan is a job on a worker (fanned out as page
+    jobs); its digest is the one an in-process scan of the same site gives."""
     from pagetrail.store import Store
     from pagetrail.tools.dispatch import CeleryDispatcher, InProcessDispatcher, scan_on_workers
 
@@ -276,7 +276,7 @@ async def test_a_site_scan_runs_on_a_worker_as_in_process(tiny_world, testbed, p
         local_store.dispose()
     env = _env(testbed.env, pg_url, redis_url)
     _migrate(pg_url)
-    worker = workers("scanner", env, queues="scans")
+    worker = workers("scanner", env, queues="scans,pages")
     worker.wait_ready()
     store = Store(pg_url, migrate=False)
     try:
@@ -284,7 +284,7 @@ async def test_a_site_scan_runs_on_a_worker_as_in_process(tiny_world, testbed, p
                                     tiny_world.blog_page, **options)
     finally:
         store.dispose()
-    assert "pagetrail.scan" in worker.output()
+    assert "pagetrail.scan" in worker.output() and "pagetrail.page" in worker.output()
 
     def shape(digest):
         return (digest["urls_checked"], digest["verdicts"], digest["states"],
@@ -294,10 +294,123 @@ async def test_a_site_scan_runs_on_a_worker_as_in_process(tiny_world, testbed, p
     assert got["urls_checked"] >= 2
 
 
+def _site_env(site, db: str, broker: str, **extra: str) -> dict[str, str]:
+    return _env({"PAGETRAIL_ALLOW_HOSTS": f"127.0.0.1:{site.port}", "PAGETRAIL_RETRIES": "0",
+                 "PAGETRAIL_PER_HOST_RPS": "0", "PAGETRAIL_PER_HOST_CONCURRENCY": "4",
+                 "PAGETRAIL_CONCURRENCY": "4"}, db, broker, **extra)
+
+
+async def _scan_in_process(site, db: str, item: dict) -> dict:
+    from test_scan_jobs import view
+
+    from pagetrail.store import Store
+    from pagetrail.tools.dispatch import InProcessDispatcher
+    from pagetrail.tools.jobs import job_key
+
+    env = _site_env(site, db, "")
+    env.pop("PAGETRAIL_BROKER_URL")
+    store = Store(db)
+    try:
+        (record,) = await InProcessDispatcher(_settings(env), store).run("scan", [item])
+        assert record.status == "done", record.error
+        assert job_key("scan", item)  # the in-process scan's id is its own (a uuid)
+        return view(store, record.result["scan_id"])
+    finally:
+        store.dispose()
+
+
+def _scan_view(db: str, item: dict) -> dict:
+    from test_scan_jobs import view
+
+    from pagetrail.store import Store
+    from pagetrail.tools.jobs import job_key
+
+    store = Store(db, migrate=False)
+    try:
+        return view(store, job_key("scan", item))
+    finally:
+        store.dispose()
+
+
+async def test_a_site_scan_through_two_workers_equals_the_in_process_scan(
+        pg_url, second_pg_url, redis_url, workers):
+    """Depth, robots.txt, a sitemap page, dead links, a redirect onto a crawled page: the
+    page jobs spread over two workers give the in-process scan's checks, states and report."""
+    from test_scan_jobs import build_site
+    from test_scanner import Site
+
+    with Site() as site:
+        build_site(site)
+        item = {"target": site.url("/"), "request": "two-workers", "depth": 2,
+                "max_pages": 500, "same_site_only": False}
+        expected = await _scan_in_process(site, second_pg_url, item)
+        env = _site_env(site, pg_url, redis_url)
+        _migrate(pg_url)
+        started = [workers(f"w{i}", env, queues="scans,pages") for i in (1, 2)]
+        for worker in started:
+            worker.wait_ready()
+        (record,) = await _run("scan", [item], _settings(env), pg_url)
+        assert record.status == "done", record.error
+        assert _scan_view(pg_url, item) == expected
+        assert all("pagetrail.page" in w.output() for w in started)  # both took pages
+
+
+async def test_kill_9_of_a_worker_mid_scan_loses_no_page_and_doubles_no_row(
+        pg_url, second_pg_url, redis_url, workers):
+    """Slow pages; the victim is killed holding a page job: the survivor gets it back after
+    the visibility timeout, and the scan ends as an in-process one, every URL checked once."""
+    import time as clock
+
+    from test_scanner import Site, page
+
+    def slow(text: str, *links: tuple[str, str]):
+        def answer(_path: str):
+            clock.sleep(0.4)
+            return page(text, *links)
+        return answer
+
+    with Site() as site:
+        site.routes["/"] = page("Home", *((f"/p{i}.html", f"P{i}") for i in range(12)))
+        for i in range(12):
+            site.routes[f"/p{i}.html"] = slow(f"P{i}", (f"/gone/{i}.html", "gone"),
+                                               ("/p0.html", "first"))
+        item = {"target": site.url("/"), "request": "kill-9", "depth": 1, "max_pages": 500,
+                "same_site_only": False}
+        expected = await _scan_in_process(site, second_pg_url, item)
+        env = _site_env(site, pg_url, redis_url)
+        _migrate(pg_url)
+        victim = workers("victim", env, queues="scans,pages")
+        survivor = workers("survivor", env, queues="scans,pages")
+        victim.wait_ready()
+        survivor.wait_ready()
+        scan = asyncio.create_task(_run("scan", [item], _settings(env), pg_url))
+
+        def held() -> set[str]:  # page jobs the victim received and has not finished
+            log = victim.log.read_text(errors="replace")
+            return set(re.findall(r"pagetrail\.page\[([0-9a-f-]+)\] received", log)) - set(
+                re.findall(r"pagetrail\.page\[([0-9a-f-]+)\] succeeded", log))
+
+        deadline = time.monotonic() + 90
+        while not held():
+            assert time.monotonic() < deadline, victim.output()
+            await asyncio.sleep(0.01)
+        victim.kill()
+        lost = held()
+        (record,) = await asyncio.wait_for(scan, 300)
+        assert record.status == "done", record.error
+        assert _scan_view(pg_url, item) == expected  # no page lost, no check twice
+        deadline = time.monotonic() + 60
+        while not all(f"[{task}] succeeded" in survivor.output() for task in lost):
+            assert time.monotonic() < deadline, (lost, survivor.output())
+            await asyncio.sleep(0.2)
+        assert max(_job_rows(pg_url).values()) == 1
+
+
 async def test_digests_fan_out_one_job_per_channel(tiny_world, testbed, pg_url, redis_url,
                                                    workers):
     """`digest run` with a broker: each channel's digest is built by a worker and read back
-    as the ChannelDigest the in-process run returns (recorded as a ready DigestRun)."""
+    as the ChannelDigest the in-process run returns (recorded as a ready DigestRun); the
+    page both channels watch is scanned once (two workers, the digest jobs at once)."""
     from pagetrail.store import Store
     from pagetrail.store.models import Watch
     from pagetrail.tools.dispatch import CeleryDispatcher, digest_runner
@@ -308,14 +421,23 @@ async def test_digests_fan_out_one_job_per_channel(tiny_world, testbed, pg_url, 
     with store.session() as s:
         s.add_all([Watch(channel="C1", target=tiny_world.blog_page),
                    Watch(channel="C2", target=tiny_world.blog_page)])
-    worker = workers("digester", env, queues="digests")
-    worker.wait_ready()
+    from sqlalchemy import func, select
+
+    from pagetrail.store.scans import Scan
+
+    started = [workers(f"digester{i}", env, queues="digests") for i in (1, 2)]
+    for worker in started:
+        worker.wait_ready()
     try:
         runner = digest_runner(CeleryDispatcher(_settings(env), store, poll_seconds=0.2))
         digests = await runner(store, _settings(env), recover=False)
+        with store.session() as s:
+            scans = s.scalar(select(func.count()).select_from(Scan))
     finally:
         store.dispose()
     assert sorted(d.channel for d in digests) == ["C1", "C2"]
     assert all(d.run_id and d.scans and d.scans[0].target == tiny_world.blog_page
                for d in digests)
-    assert len(re.findall(r"pagetrail\.digest\[[0-9a-f-]+\] received", worker.output())) == 2
+    assert scans == 1 and len({d.scans[0].scan_id for d in digests}) == 1
+    logs = "".join(w.output() for w in started)
+    assert len(re.findall(r"pagetrail\.digest\[[0-9a-f-]+\] received", logs)) == 2

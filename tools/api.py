@@ -49,7 +49,7 @@ from pagetrail.tools.models import (
 from pagetrail.tools.netguard import ensure_fetchable
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.recover import Budget, ProgressFn
-from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.settings import Settings, configured_store, get_settings
 from pagetrail.tools.urls import validate_url
 
 if TYPE_CHECKING:
@@ -239,10 +239,11 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
                             at: datetime | None = None, settings: Settings | None = None,
                             store: Any | None = None) -> Signature:
     """Lexical signature of the archived copy of `url` (or of a memento URL, or of the live
-    page with source="live")."""
+    page with source="live"). `store` is accepted and unused: the background is wordfreq's
+    alone since the never-filled seen-pages counts were removed (the faces still pass it;
+    drop it with them)."""
     from pagetrail.tools.memento import fetch_memento as fetch
     from pagetrail.tools.signature import extract_signature as signature
-    from pagetrail.tools.signature import signature_background
 
     settings = _settings(settings)
     url = validate_url(url)
@@ -259,8 +260,7 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
             if memento is None or memento.document is None:
                 raise NoMemento("no usable archived copy (try source='live')", url=url)
             document = memento.document
-    background = await asyncio.to_thread(signature_background, document, store)
-    return await off_loop(signature, document, background)
+    return await off_loop(signature, document)
 
 
 async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:
@@ -380,12 +380,11 @@ async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str
     """Remember that a person chose (or, with rejected=True, turned down) `chosen_url` as the
     replacement of `dead_url`; later recoveries of that link and site learn from it.
     `where`: the place it was chosen in (a Slack channel), `via` the face."""
-    from pagetrail.store import open_store
-    from pagetrail.store.picks import record_pick as record
+    from pagetrail.tools.memory import record_pick as record
 
     dead_url = validate_url(dead_url)
     chosen_url = validate_url(chosen_url)
-    store = store or open_store()
+    store = store or configured_store()
     pick = await asyncio.to_thread(record, store, dead_url, chosen_url, by=by, via=via,
                                    where=where, note=note, rejected=rejected)
     return PickResult(dead_url=pick.dead_url, chosen_url=pick.chosen_url,
@@ -403,12 +402,11 @@ async def _watch_target(target: str, settings: Settings) -> str:
 async def add_watch(target: str, *, channel: str, by: str = "",
                     settings: Settings | None = None, store: Any | None = None) -> WatchChange:
     """Watch `target` for `channel`'s weekly digest (tools.digest.run_digests)."""
-    from pagetrail.store import open_store
-    from pagetrail.store.watches import add_watch as add
+    from pagetrail.tools.memory import add_watch as add
 
     settings = _settings(settings)
     url = await _watch_target(target, settings)
-    store = store or open_store(settings.database_url)
+    store = store or configured_store(settings.database_url)
     added = await asyncio.to_thread(add, store, channel, url, by=by)
     return WatchChange(channel=channel, target=url, changed=added)
 
@@ -416,13 +414,12 @@ async def add_watch(target: str, *, channel: str, by: str = "",
 async def remove_watch(target: str, *, channel: str, settings: Settings | None = None,
                        store: Any | None = None) -> WatchChange:
     """Stop watching `target` for `channel`'s digest."""
-    from pagetrail.store import open_store
-    from pagetrail.store.watches import remove_watch as remove
+    from pagetrail.tools.memory import remove_watch as remove
     from pagetrail.tools.scanner import resolve_target
 
     settings = _settings(settings)
     url, _site = resolve_target(target)  # no address check: removing reaches nothing
-    store = store or open_store(settings.database_url)
+    store = store or configured_store(settings.database_url)
     removed = await asyncio.to_thread(remove, store, channel, url)
     return WatchChange(channel=channel, target=url, changed=removed)
 
@@ -430,12 +427,11 @@ async def remove_watch(target: str, *, channel: str, settings: Settings | None =
 async def list_watches(*, channel: str | None = None, settings: Settings | None = None,
                        store: Any | None = None) -> list[WatchList]:
     """Each channel's watched targets (only `channel`'s when given)."""
-    from pagetrail.store import open_store
-    from pagetrail.store.watches import list_watches as targets_of
-    from pagetrail.store.watches import watched_channels
+    from pagetrail.tools.memory import list_watches as targets_of
+    from pagetrail.tools.memory import watched_channels
 
     settings = _settings(settings)
-    store = store or open_store(settings.database_url)
+    store = store or configured_store(settings.database_url)
     channels = [channel] if channel else await asyncio.to_thread(watched_channels, store)
     return [WatchList(channel=name, targets=await asyncio.to_thread(targets_of, store, name))
             for name in channels]
@@ -522,21 +518,22 @@ async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
 
 
 async def site_scan_status(job_id: str, *, store: Any) -> SiteScanJob:
-    """The state of a site scan started with start_site_scan."""
-    from pagetrail.store.jobs import load_jobs
+    """Where a scan started by `start_site_scan` stands, from the store's jobs table."""
+    from pagetrail.store.jobs import job_state
     from pagetrail.tools.jobs import job_key
 
     key = job_key("scan", {"request": job_id})
-    record = (await asyncio.to_thread(load_jobs, store, "scan", [key])).get(key)
+    state, record = await asyncio.to_thread(job_state, store, "scan", key)
     if record is None:
-        return SiteScanJob(job_id=job_id, status="queued")
+        return SiteScanJob(job_id=job_id, status=state)
     digest = None
-    if record.status == "done":
+    if state == "done":
         digest = {name: value[:MAX_SCAN_LIST] if isinstance(value, list) else value
                   for name, value in record.result.items()}
-    return SiteScanJob(job_id=job_id, status="done" if record.status == "done" else "failed",
-                       target=str(record.input.get("target", "")), digest=digest,
-                       error=record.error)
+    return SiteScanJob(job_id=job_id, status=state, target=str(record.input.get("target", "")),
+                       digest=digest, error=record.error)
+
+
 MAX_ARCHIVE_URLS = 20  # one request's captures (Save Page Now's limits are per account)
 
 
@@ -545,7 +542,6 @@ async def archive_links(urls: Sequence[str], *, source: str = "api",
                         ) -> ArchiveResult:
     """Ask Save Page Now to capture each URL (skipped when archived recently), within IA's
     limits; each capture is recorded in the store. Without IA keys every answer says so."""
-    from pagetrail.store import open_store
     from pagetrail.tools.spn import SavePageNow
 
     settings = _settings(settings)
@@ -554,7 +550,7 @@ async def archive_links(urls: Sequence[str], *, source: str = "api",
     if len(urls) > MAX_ARCHIVE_URLS:
         raise InvalidArgument(f"at most {MAX_ARCHIVE_URLS} URLs at a time")
     checked = [await ensure_fetchable(url, settings) for url in urls]
-    store = store or open_store(settings.database_url)
+    store = store or configured_store(settings.database_url)
     async with Fetcher(settings) as fetcher:
         client = SavePageNow(settings, fetcher, store)
         results = await asyncio.gather(*(client.capture(url, source=source)

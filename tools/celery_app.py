@@ -26,26 +26,26 @@ from celery import Celery, Task, signals
 from celery.exceptions import SoftTimeLimitExceeded
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from sqlalchemy.exc import InterfaceError, OperationalError
 
-from pagetrail.store.db import Store
+from pagetrail.store.db import TRANSIENT_STORE_ERRORS, Store
 from pagetrail.tools.jobs import JobKind, run_job
 from pagetrail.tools.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
 QUEUES: dict[JobKind, str] = {"check": "checks", "recover": "recoveries", "scan": "scans",
-                              "digest": "digests"}
+                              "page": "pages", "digest": "digests"}
 TASK_NAMES: dict[JobKind, str] = {kind: f"pagetrail.{kind}" for kind in QUEUES}
 # Faults that pass: the job is retried later (with backoff) instead of failing.
-TRANSIENT = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError,
-             ConnectionError)
+TRANSIENT = (*TRANSIENT_STORE_ERRORS, RedisConnectionError, RedisTimeoutError, ConnectionError)
 HARD_LIMIT_MARGIN = 30  # seconds between the soft and the hard time limit
 
 
 def time_limit(settings: Settings, kind: JobKind) -> int:
+    # A page job fetches one page and checks its links: a chunk of checks' time.
     return {"check": settings.check_time_limit, "recover": settings.recover_time_limit,
-            "scan": settings.scan_time_limit, "digest": settings.scan_time_limit}[kind]
+            "scan": settings.scan_time_limit, "page": settings.check_time_limit,
+            "digest": settings.scan_time_limit}[kind]
 
 
 def configure(app: Celery, settings: Settings) -> None:
@@ -97,9 +97,9 @@ def _runner() -> asyncio.Runner:
 
 
 def _store(settings: Settings) -> Store:
-    from pagetrail.store.db import open_store
+    from pagetrail.tools.settings import configured_store
 
-    return open_store(settings.database_url)
+    return configured_store(settings.database_url)
 
 
 class JobTask(Task):
@@ -117,6 +117,16 @@ class JobTask(Task):
         error = f"{type(exc).__name__}: {exc}"
         log.error("job %s %s failed for good: %s", self.kind, task_id, error)
         try:
+            if self.kind == "page":  # its scan goes on without it (and can finish)
+                from pagetrail.tools.dispatch import send_jobs
+                from pagetrail.tools.scan_jobs import abandon_page
+
+                settings = get_settings()
+                for item in items:
+                    _runner().run(abandon_page(
+                        item, settings, _store(settings), error,
+                        lambda kind, batch: send_jobs(settings, kind, batch)))  # type: ignore[arg-type]
+                return
             record_jobs(_store(get_settings()), [
                 JobRecord(self.kind, job_key(self.kind, item), item, "failed", {}, error)
                 for item in items])
@@ -160,6 +170,7 @@ def _task(kind: JobKind) -> Any:
 check_task = _task("check")
 recover_task = _task("recover")
 scan_task = _task("scan")
+page_task = _task("page")
 digest_task = _task("digest")
 
 

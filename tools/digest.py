@@ -18,18 +18,19 @@ import logging
 import time
 import zlib
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from lxml.etree import LxmlError
 from pydantic import BaseModel, Field
-from sqlalchemy import select
 
 from pagetrail.store.db import STORE_ERRORS, Store
+from pagetrail.store.digests import add_run
 from pagetrail.store.linkgraph import backlinks
-from pagetrail.store.models import DigestRun, Watch
 from pagetrail.store.scans import checked_in_scan
+from pagetrail.store.watches import all_watches
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.scanner import (
     Clock,
@@ -68,6 +69,8 @@ class DigestRecovery(BaseModel):
 
 
 class DigestLink(BaseModel):
+    """One link in a digest section: its URL, verdict, state and the pages it is on."""
+
     url: str
     verdict: str
     status: int | None = None
@@ -141,7 +144,7 @@ class ChannelDigest(BaseModel):
     channel: str
     period: str
     scans: list[ScanDigest] = Field(default_factory=list)
-    run_id: int | None = None  # the DigestRun row (the Slack face marks it posted)
+    run_id: int | None = None  # its run in store.digests (tools.digest_delivery marks it posted)
 
 
 # --- building -----------------------------------------------------------------------------
@@ -449,40 +452,55 @@ def to_json(digest: ScanDigest | ChannelDigest) -> dict[str, Any]:
 
 # --- the weekly run -------------------------------------------------------------------------
 
+# (target, options, period) → that scan's digest: a scan shared by several digest runs.
+SharedScan = Callable[[str, ScanOptions, str], Awaitable[ScanDigest]]
+
+
 def period_of(at: datetime) -> str:
+    """The ISO week `at` falls in, as a digest's period ("2026-W48")."""
     year, week, _ = at.isocalendar()
     return f"{year}-W{week:02d}"
 
 
 def _watches(store: Store) -> dict[str, list[str]]:
-    with store.session() as s:
-        rows = s.execute(select(Watch.channel, Watch.target).order_by(Watch.id)).all()
     by_channel: dict[str, list[str]] = defaultdict(list)
-    for channel, target in rows:
+    for channel, target in all_watches(store):
         by_channel[channel].append(target)
     return dict(by_channel)
 
 
 def _record_run(store: Store, digest: ChannelDigest, at: datetime) -> int:
-    with store.session() as s:
-        run = DigestRun(channel=digest.channel, period=digest.period, started_at=at,
-                        status="ready", summary=to_json(digest))
-        s.add(run)
-        s.flush()
-        return run.id
+    return add_run(store, digest.channel, digest.period, at=at, status="ready",
+                   summary=to_json(digest))
+
+
+def stored_digest(summary: dict[str, Any]) -> ChannelDigest | None:
+    """The digest a run recorded (run_digests stores it as the run's summary), if any."""
+    if "scans" not in summary:
+        return None
+    try:
+        return ChannelDigest.model_validate({k: v for k, v in summary.items()
+                                             if k not in ("slack", "chart")})
+    except ValueError:
+        return None  # a summary from an older layout
 
 
 async def _target_digest(store: Store, target: str, *, settings: Settings,
                          options: ScanOptions | None, clock: Clock, recover: bool,
-                         recover_limit: int, recover_seconds: float) -> ScanDigest:
+                         recover_limit: int, recover_seconds: float,
+                         scanned: SharedScan | None = None) -> ScanDigest:
     """Scan one watched target and digest it. Its failure (TARGET_ERRORS) is this target's
     error in the digest, never the other targets' (nor every channel's). Cancellation and
-    Ctrl-C are not caught."""
+    Ctrl-C are not caught. `scanned`: where the scan's digest comes from instead of a scan
+    of its own (the digest jobs' shared scan of a site per period, tools.jobs)."""
     result: ScanResult | None = None
     try:
-        result = await scan(target, store=store, settings=settings, options=options,
-                            clock=clock)
-        digest = await asyncio.to_thread(build_digest, store, result)
+        if scanned is not None:
+            digest = await scanned(target, options or ScanOptions(), period_of(clock()))
+        else:
+            result = await scan(target, store=store, settings=settings, options=options,
+                                clock=clock)
+            digest = await asyncio.to_thread(build_digest, store, result)
     except TARGET_ERRORS as exc:
         stage = "scan" if result is None else "digest"
         if isinstance(exc, PagetrailError):
@@ -522,9 +540,12 @@ async def run_digests(store: Store, settings: Settings | None = None, *,
                       clock: Clock | None = None, options: ScanOptions | None = None,
                       recover: bool = True, recover_limit: int = 10,
                       recover_seconds: float = 300.0,
-                      channel: str | None = None) -> list[ChannelDigest]:
+                      channel: str | None = None,
+                      scanned: SharedScan | None = None) -> list[ChannelDigest]:
     """Scan every watched target (each once, however many channels watch it) and return one
-    digest per channel, each recorded as a DigestRun (status "ready", not yet posted)."""
+    digest per channel, each recorded as a DigestRun (status "ready", not yet posted).
+    `scanned`: the scans' digests come from there (one scan per site and period shared by
+    the channels' separate digest jobs) instead of scans of this run's own."""
     settings = settings or get_settings()
     clock = clock or utc_now
     watches = await asyncio.to_thread(_watches, store)
@@ -534,7 +555,7 @@ async def run_digests(store: Store, settings: Settings | None = None, *,
     for target in dict.fromkeys(t for targets in watches.values() for t in targets):
         digests_by_target[target] = await _target_digest(
             store, target, settings=settings, options=options, clock=clock, recover=recover,
-            recover_limit=recover_limit, recover_seconds=recover_seconds)
+            recover_limit=recover_limit, recover_seconds=recover_seconds, scanned=scanned)
     period = period_of(clock())
     out: list[ChannelDigest] = []
     for name, targets in watches.items():

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pagetrail.store.db import Store
-from pagetrail.store.jobs import JobRecord, done_keys, load_jobs
+from pagetrail.store.jobs import JobRecord, done_keys, load_jobs, mark_job
 from pagetrail.tools.errors import (
     BrokerUnavailable,
     ConfigError,
@@ -31,7 +31,8 @@ from pagetrail.tools.settings import Settings, mask_url
 
 ProgressFn = Callable[[int, int], None]
 REDIS_SCHEMES = ("redis", "rediss")
-IN_PROCESS_CONCURRENCY = {"check": 8, "recover": 4, "scan": 1, "digest": 1}  # jobs at once
+IN_PROCESS_CONCURRENCY = {"check": 8, "recover": 4, "scan": 1, "page": 8,
+                          "digest": 1}  # jobs at once
 
 
 # --- configuration checks -------------------------------------------------------------------
@@ -161,6 +162,7 @@ class InProcessDispatcher(Dispatcher):
         await asyncio.gather(*(one(chunk) for chunk in chunks))
 
     async def enqueue(self, kind: JobKind, item: dict[str, Any]) -> str:
+        await asyncio.to_thread(mark_job, self.store, kind, job_key(kind, item), item, "queued")
         task = asyncio.create_task(run_job(kind, [item], self.settings, self.store))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -189,9 +191,7 @@ class CeleryDispatcher(Dispatcher):
                               else settings.broker_visibility_timeout + longest + 60)
 
     def _send(self, kind: JobKind, items: list[dict[str, Any]]) -> None:
-        from pagetrail.tools.celery_app import QUEUES, TASK_NAMES
-
-        self.client.send_task(TASK_NAMES[kind], args=[items], queue=QUEUES[kind])
+        _send_task(self.client, kind, items)
 
     async def _run(self, kind: JobKind, todo: dict[str, dict[str, Any]], done: int,
                    total: int, progress: ProgressFn | None) -> None:
@@ -219,8 +219,35 @@ class CeleryDispatcher(Dispatcher):
                                   f"on the '{kind}' queue?)")
 
     async def enqueue(self, kind: JobKind, item: dict[str, Any]) -> str:
+        # Marked before it is sent: a fast worker's `running` or record then follows it.
+        await asyncio.to_thread(mark_job, self.store, kind, job_key(kind, item), item, "queued")
         await asyncio.to_thread(self._send, kind, [item])
         return job_key(kind, item)
+
+
+def _send_task(client: Any, kind: JobKind, items: list[dict[str, Any]]) -> None:
+    from pagetrail.tools.celery_app import QUEUES, TASK_NAMES
+
+    client.send_task(TASK_NAMES[kind], args=[items], queue=QUEUES[kind])
+
+
+_senders: dict[str, Any] = {}  # broker URL → Celery client, one per process
+
+
+def send_jobs(settings: Settings, kind: JobKind, items: Sequence[dict[str, Any]]) -> None:
+    """Send one job per item to the workers, without waiting: how a job fans out work (a
+    scan's page jobs, a page job's new pages)."""
+    client = _senders.get(settings.broker_url)
+    if client is None:
+        from celery import Celery
+
+        from pagetrail.tools.celery_app import configure
+
+        client = Celery("pagetrail-sender")
+        configure(client, settings)
+        _senders[settings.broker_url] = client
+    for item in items:
+        _send_task(client, kind, [dict(item)])
 
 
 def get_dispatcher(settings: Settings, store: Store) -> Dispatcher:
@@ -276,7 +303,8 @@ def digest_runner(dispatcher: Dispatcher) -> Callable[..., Any]:
     """A drop-in for `tools.digest.run_digests` that builds each channel's digest as a job
     (on the workers when the dispatcher is Celery): one digest job per channel, the digests
     read back from the runs the jobs recorded. A target watched by several channels is
-    scanned by each channel's job (the in-process run scans it once)."""
+    scanned once per period: the channels' jobs share one scan job keyed by site, options
+    and period (tools.jobs.shared_site_scan)."""
     import uuid
 
     from pagetrail.store.jobs import digest_run_summaries

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-
-class PagetrailError(Exception):
-    """Base class: a failure with a message fit for a person (one line)."""
-
-    code = "error"
-
-    def __init__(self, message: str, *, url: str | None = None) -> None:
-        super().__init__(message)
-        self.url = url
-
-    def to_dict(self) -> dict[str, str | None]:
-        return {"error": self.code, "message": str(self), "url": self.url}
+# The root and the store's own failures live in the store (it imports nothing from tools/);
+# re-exported here so that every caller names them as before.
+from pagetrail.store.errors import ConfigError as ConfigError
+from pagetrail.store.errors import PagetrailError
+from pagetrail.store.errors import StoreUnavailable as StoreUnavailable
 
 
 class InvalidArgument(PagetrailError):
@@ -108,18 +101,6 @@ class EngineUnavailable(PagetrailError):
     """A search engine that cannot be used (not configured, or refused)."""
 
     code = "engine_unavailable"
-
-
-class ConfigError(PagetrailError):
-    """A setting that is missing or unusable (names the setting)."""
-
-    code = "config_error"
-
-
-class StoreUnavailable(PagetrailError):
-    """The database could not be read or written (locked past the wait, unreachable)."""
-
-    code = "store_unavailable"
 
 
 class BrokerUnavailable(PagetrailError):

@@ -13,7 +13,14 @@ Inputs are plain JSON objects (they travel in broker messages):
 - recover: {"url", "source_url", "anchor", "context", "date"}   key: hash of the input, so a
            rerun of a batch file skips the links already answered
 - scan:    {"target", "request", "depth", "max_pages", "same_site_only"}   key: request id
-- digest:  {"channel", "request", "recover"}    key: request id
+           (in-process: one Scanner run; with a broker: fanned out as page jobs, see
+           tools.scan_jobs; its record is written by the page job that finishes the scan)
+- page:    {"scan", "url", "depth", "target", "max_depth", "max_pages", "same_site_only"}
+           key: hash of scan and URL; recorded in the scan's frontier (store.frontier), not
+           in the jobs table
+- digest:  {"channel", "request", "recover"}    key: request id; the scans of its watched
+           targets are shared with the other channels' digest jobs of the period
+           (`shared_site_scan`: a scan job whose request is watch:PERIOD:OPTIONS-KEY)
 """
 
 from __future__ import annotations
@@ -21,17 +28,21 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Sequence
-from datetime import datetime
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
 
 from pagetrail.store.db import Store
-from pagetrail.store.jobs import JobRecord, load_jobs, record_jobs
-from pagetrail.tools.errors import BadJobInput, PagetrailError
+from pagetrail.store.jobs import JobRecord, load_jobs, mark_job, record_jobs
+from pagetrail.tools.errors import BadJobInput, JobFailed, PagetrailError
 from pagetrail.tools.settings import Settings
 
-JobKind = Literal["check", "recover", "scan", "digest"]
-KINDS: tuple[JobKind, ...] = ("check", "recover", "scan", "digest")
+if TYPE_CHECKING:
+    from pagetrail.tools.digest import ScanDigest
+    from pagetrail.tools.scanner import ScanOptions
+
+JobKind = Literal["check", "recover", "scan", "page", "digest"]
+KINDS: tuple[JobKind, ...] = ("check", "recover", "scan", "page", "digest")
 RECOVER_FIELDS = ("url", "source_url", "anchor", "context", "date")
 MAX_CANDIDATES = 10
 
@@ -42,6 +53,8 @@ def job_key(kind: JobKind, item: dict[str, Any]) -> str:
         identity: dict[str, Any] = {"batch": item.get("batch", ""), "url": item["url"]}
     elif kind == "recover":
         identity = {name: item.get(name) or None for name in RECOVER_FIELDS}
+    elif kind == "page":
+        identity = {"scan": item["scan"], "url": item["url"]}
     else:
         identity = {"request": item["request"]}
     payload = json.dumps({"kind": kind, **identity}, sort_keys=True, ensure_ascii=False)
@@ -54,6 +67,11 @@ def _failed(kind: JobKind, key: str, item: dict[str, Any], exc: PagetrailError) 
 
 async def _done(store: Store, kind: JobKind, keys: Sequence[str]) -> dict[str, JobRecord]:
     return await asyncio.to_thread(load_jobs, store, kind, keys)
+
+
+async def _running(store: Store, kind: JobKind, key: str, item: dict[str, Any]) -> None:
+    """A long job says it started (store.jobs.job_state tells queued from running)."""
+    await asyncio.to_thread(mark_job, store, kind, key, item, "running")
 
 
 async def _record(store: Store, records: Sequence[JobRecord]) -> None:
@@ -132,9 +150,12 @@ async def recover_job(item: dict[str, Any], settings: Settings, store: Store) ->
 
 # --- scan and digest (long work the faces enqueue) -----------------------------------------
 
-async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> JobRecord:
-    """Scan one target and build its digest. The scanner resumes an unfinished scan of the
-    same target and options, so a redelivered scan continues instead of starting over."""
+async def scan_job(item: dict[str, Any], settings: Settings, store: Store, *,
+                   fan_out: bool | None = None) -> JobRecord | None:
+    """Scan one target and build its digest. In-process the scanner resumes an unfinished
+    scan of the same target and options, so a redelivered scan continues instead of starting
+    over. With a broker (or `fan_out`) the scan is fanned out as page jobs (tools.scan_jobs)
+    and None is returned: the page job that drains the frontier records this job's outcome."""
     from pagetrail.tools.digest import build_digest, to_json
     from pagetrail.tools.scanner import ScanOptions, scan
 
@@ -142,6 +163,16 @@ async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> Jo
     done = await _done(store, "scan", [key])
     if key in done:
         return done[key]
+    await _running(store, "scan", key, item)
+    if settings.broker_url if fan_out is None else fan_out:
+        from pagetrail.tools.scan_jobs import start_scan
+
+        try:
+            await start_scan(item, key, settings, store, _sender(settings))
+        except PagetrailError as exc:
+            await _record(store, [_failed("scan", key, item, exc)])
+            return (await _done(store, "scan", [key]))[key]
+        return None
     options = ScanOptions(depth=int(item.get("depth", 2)),
                           max_pages=int(item.get("max_pages", 500)),
                           same_site_only=bool(item.get("same_site_only", False)))
@@ -155,6 +186,20 @@ async def scan_job(item: dict[str, Any], settings: Settings, store: Store) -> Jo
     return (await _done(store, "scan", [key]))[key]
 
 
+async def page_job(item: dict[str, Any], settings: Settings, store: Store) -> None:
+    """One page of a distributed site scan (tools.scan_jobs.page_job)."""
+    from pagetrail.tools.scan_jobs import page_job as crawl_one
+
+    await crawl_one(item, settings, store, _sender(settings))
+
+
+def _sender(settings: Settings) -> Callable[[str, list[dict[str, Any]]], None]:
+    """How a job sends the jobs it fans out: to the workers (the broker is configured)."""
+    from pagetrail.tools.dispatch import send_jobs
+
+    return lambda kind, items: send_jobs(settings, kind, items)  # type: ignore[arg-type]
+
+
 async def digest_job(item: dict[str, Any], settings: Settings, store: Store) -> JobRecord:
     """Build one channel's digest (scans of its watched targets; recorded as a DigestRun
     ready to post). The job record holds the run ids."""
@@ -164,18 +209,57 @@ async def digest_job(item: dict[str, Any], settings: Settings, store: Store) -> 
     done = await _done(store, "digest", [key])
     if key in done:
         return done[key]
+    await _running(store, "digest", key, item)
     digests = await run_digests(store, settings, channel=item["channel"],
-                                recover=bool(item.get("recover", True)))
+                                recover=bool(item.get("recover", True)),
+                                scanned=lambda target, options, period: shared_site_scan(
+                                    target, options, period, settings, store))
     record = JobRecord("digest", key, item, "done",
                        {"runs": [d.run_id for d in digests], "channel": item["channel"]})
     await _record(store, [record])
     return (await _done(store, "digest", [key]))[key]
 
 
+SHARED_SCAN_POLL = 1.0  # seconds between looks at a shared scan another job is running
+
+
+async def shared_site_scan(target: str, options: ScanOptions, period: str, settings: Settings,
+                           store: Store) -> ScanDigest:
+    """The digest of the scan of `target` for `period`, shared by every digest job of that
+    period (a site watched by several channels is scanned once, not once per channel): a
+    scan job keyed by site, options and period. The first digest job to claim it runs it
+    here, in-process (fanning it out would have this job wait, holding a worker, for page
+    jobs that may need that very worker); the others wait for its record. A holder that died
+    is taken over once the scan's time limit has passed. JobFailed: the scan failed."""
+    from pagetrail.store.jobs import claim_job
+    from pagetrail.tools.digest import ScanDigest
+
+    item = {"target": target, "depth": options.depth, "max_pages": options.max_pages,
+            "same_site_only": options.same_site_only,
+            "request": f"watch:{period}:{options.key(target)}"}
+    key = job_key("scan", item)
+    stale = timedelta(seconds=settings.scan_time_limit + 60)
+    while True:
+        record = (await _done(store, "scan", [key])).get(key)
+        if record is None and await asyncio.to_thread(claim_job, store, "scan", key, item,
+                                                      stale_after=stale):
+            record = await scan_job(item, settings, store, fan_out=False)
+        if record is not None:
+            if record.status != "done":
+                raise JobFailed(f"the scan of {target} failed: {record.error}")
+            return ScanDigest.model_validate(record.result)
+        await asyncio.sleep(SHARED_SCAN_POLL)
+
+
 async def run_job(kind: JobKind, items: Sequence[dict[str, Any]], settings: Settings,
-                  store: Store) -> list[JobRecord]:
-    """Run jobs of one kind (checks together, the others one by one)."""
+                  store: Store) -> list[JobRecord | None]:
+    """Run jobs of one kind (checks together, the others one by one). None for a job whose
+    outcome is recorded later (a fanned-out scan) or elsewhere (a page, in its frontier)."""
     if kind == "check":
-        return await check_jobs(items, settings, store)
+        return list(await check_jobs(items, settings, store))
+    if kind == "page":
+        for item in items:
+            await page_job(item, settings, store)
+        return [None] * len(items)
     single = {"recover": recover_job, "scan": scan_job, "digest": digest_job}[kind]
     return [await single(item, settings, store) for item in items]

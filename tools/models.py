@@ -336,7 +336,8 @@ class SiteScanJob(BaseModel):
     """A site scan started as a job (on the workers when a broker is configured)."""
 
     job_id: str
-    status: Literal["queued", "done", "failed"]  # queued: not finished yet (or unknown id)
+    # queued: enqueued, not started; running: a worker is on it; unknown: no such job here
+    status: Literal["queued", "running", "done", "failed", "unknown"]
     target: str = ""
     digest: dict[str, Any] | None = None  # the scan's digest (sections clipped) when done
     error: str = ""

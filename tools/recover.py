@@ -58,7 +58,7 @@ from pagetrail.tools.rank import (
     rank_candidates,
 )
 from pagetrail.tools.settings import Settings, get_settings
-from pagetrail.tools.signature import extract_signature, signature_background
+from pagetrail.tools.signature import extract_signature
 from pagetrail.tools.terms import frequency_terms, kld_terms, text_terms, url_terms
 from pagetrail.tools.text import guess_language
 from pagetrail.tools.urls import host_of, host_variants, normalize_url, site_of, validate_url
@@ -252,8 +252,8 @@ def learned_moves(recovery: Recovery, archived: Sequence[ArchivedRedirect],
 
 
 def _record_move(store: Any, old_url: str, new_url: str, source: str) -> None:
-    from pagetrail.store.moves import record_move
     from pagetrail.tools.errors import InvalidURL
+    from pagetrail.tools.memory import record_move
 
     try:
         record_move(store, old_url, new_url, source=source)
@@ -499,7 +499,7 @@ def _query_evidence(run: _Run, document: Any, anchor: str, anchor_facts: Any, co
     qe.url_terms = url_words
     expansion["url"] = url_words[:10]
     if document is not None:
-        signature = extract_signature(document, signature_background(document, store))
+        signature = extract_signature(document)
         qe.title = document.title
         qe.ls5, qe.ls7 = signature.ls5, signature.ls7
         expansion["memento"] = [t.term for t in signature.kld_terms[:10]]
@@ -848,27 +848,15 @@ def _answer(run: _Run, check: CheckResult, memento: Memento | None, ranked: list
 
 
 def _cached_answer(store: Any, url: str, key: str) -> Recovery | None:
-    from sqlalchemy import select
+    from pagetrail.store.picks import picked_since
+    from pagetrail.store.recoveries import latest_recovery
 
-    from pagetrail.store.models import Pick, RecoveryRow
-
-    with store.session() as session:
-        row = session.scalars(
-            select(RecoveryRow).where(RecoveryRow.request_key == key)
-            .order_by(RecoveryRow.created_at.desc()).limit(1)
-        ).first()
-        if row is None:
-            return None
-        created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
-        if datetime.now(UTC) - created > CACHE_TTL:
-            return None
-        newer_pick = session.scalars(
-            select(Pick.id).where(Pick.host == site_of(url), Pick.created_at >= row.created_at)
-        ).first()
-        if newer_pick is not None:
-            return None  # a person spoke since: answer afresh
-        answer = row.answer
-    recovery = Recovery.model_validate(answer)
+    row = latest_recovery(store, key)
+    if row is None or datetime.now(UTC) - row.created_at > CACHE_TTL:
+        return None
+    if picked_since(store, site_of(url), row.created_at):
+        return None  # a person spoke since: answer afresh
+    recovery = Recovery.model_validate(row.answer)
     recovery.cached = True
     recovery.requests = 0
     return recovery
@@ -876,16 +864,14 @@ def _cached_answer(store: Any, url: str, key: str) -> Recovery | None:
 
 def _remember(store: Any, url: str, key: str, recovery: Recovery,
               request: dict[str, object]) -> None:
-    from pagetrail.store.models import RecoveryRow
+    from pagetrail.store.recoveries import remember_recovery
 
-    with store.session() as session:
-        session.add(RecoveryRow(url=url, request_key=key, request=request,
-                                answer=recovery.model_dump(mode="json"),
-                                seconds=recovery.seconds))
+    remember_recovery(store, url, key, request=request,
+                      answer=recovery.model_dump(mode="json"), seconds=recovery.seconds)
 
 
 def _picks(store: Any, url: str) -> tuple[list[str], set[str]]:
-    from pagetrail.store.picks import picks_for
+    from pagetrail.tools.memory import picks_for
 
     chosen: list[str] = []
     rejected: set[str] = set()
@@ -899,8 +885,8 @@ def _picks(store: Any, url: str) -> tuple[list[str], set[str]]:
 
 def _inferred(store: Any, url: str, title: str) -> list[tuple[str, float]]:
     """Candidates from the site's rewrite rules, learnt from its known moves (FABLE)."""
-    from pagetrail.store.moves import moves_for_site
     from pagetrail.tools.aliases import KnownMove, infer_aliases
+    from pagetrail.tools.memory import moves_for_site
 
     moves = [KnownMove(m.old_url, m.new_url, source=m.source) for m in moves_for_site(store, url)]
     if not moves:

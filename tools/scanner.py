@@ -33,15 +33,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from protego import Protego
-from sqlalchemy import func, select
 
 from pagetrail.store.db import JSONText, Store
 from pagetrail.store.linkgraph import Edge
-from pagetrail.store.models import LinkCheck
 from pagetrail.store.scans import (
     aware,
     checked_in_scan,
@@ -54,6 +52,7 @@ from pagetrail.store.scans import (
     record_pages_done,
     replace_edges_of_pages,
     save_state_rows,
+    scan_checks_and_counts,
     url_key,
 )
 from pagetrail.tools.bulkfetch import BulkFetcher
@@ -84,6 +83,9 @@ from pagetrail.tools.offload import off_loop
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.spn import CaptureQueue, SavePageNow, credentials, say_no_keys_once
 from pagetrail.tools.urls import site_of, validate_url
+
+if TYPE_CHECKING:
+    from pagetrail.store.db import Transaction
 
 log = logging.getLogger(__name__)
 
@@ -217,6 +219,15 @@ class RobotsRules:
         self._loaded: dict[str, Protego | None] = {}  # origins whose load finished
         self.texts: dict[str, str] = {}
 
+    def loaded(self) -> dict[str, Protego | None]:
+        """The rules of the origins loaded so far (None: allow all), to hand to `preload`."""
+        return dict(self._loaded)
+
+    def preload(self, rules: dict[str, Protego | None]) -> None:
+        """Take rules another run of the same scan loaded (a page job's process keeps them:
+        robots.txt is read once per origin per scan and process, not once per page)."""
+        self._loaded.update(rules)
+
     @staticmethod
     def origin(url: str) -> str:
         parts = urlsplit(url)
@@ -260,7 +271,7 @@ def blocked_by_robots(url: str) -> CheckResult:
 # --- recording ----------------------------------------------------------------------------
 
 @dataclass
-class _PageDone:
+class PageDone:
     url: str
     depth: int
     edges: list[Edge]
@@ -281,7 +292,7 @@ class Recorder:
         self.policy = policy
         self.clock = clock
         self._checks: list[CheckResult] = []
-        self._pages: list[_PageDone] = []
+        self._pages: list[PageDone] = []
         self._lock = asyncio.Lock()
         self._last_flush = time.monotonic()
 
@@ -293,7 +304,7 @@ class Recorder:
     async def page(self, url: str, depth: int, edges: list[Edge], result: CheckResult) -> None:
         """A crawled page: its links and its own check, recorded in the same batch."""
         result.checked_at = self.clock()
-        self._pages.append(_PageDone(url, depth, edges))
+        self._pages.append(PageDone(url, depth, edges))
         self._checks.append(result)
         await self._maybe_flush()
 
@@ -314,35 +325,42 @@ class Recorder:
                 if new and self.first_seen is not None:
                     self.first_seen(new)
 
-    def _write(self, checks: list[CheckResult], pages: list[_PageDone]) -> list[CheckResult]:
+    def _write(self, checks: list[CheckResult], pages: list[PageDone]) -> list[CheckResult]:
         """Record the batch; return the checks of URLs seen for the first time."""
         # One transaction: a page is marked done together with its stored links (a kill
         # before the commit loses both, and the resumed scan crawls the page again), and a
         # check together with the state change it causes.
         with self.store.session() as session:
-            replace_edges_of_pages(session, [(p.url, p.edges) for p in pages])
-            record_pages_done(session, self.scan_id, [(p.url, p.depth) for p in pages])
-            rows = load_state_rows(session, [c.url for c in checks])
-            new_states: dict[str, dict[str, Any]] = {}
-            changed_states: dict[str, dict[str, Any]] = {}
-            check_rows: list[dict[str, Any]] = []
-            first: list[CheckResult] = []
-            for result in checks:
-                row = rows.get(result.url)
-                if row is not None and row["last_scan_id"] == self.scan_id:
-                    continue  # already recorded by this scan (a retried batch)
-                before = _state_of(row)
-                at = result.checked_at or self.clock()
-                after = advance(before, result.verdict, at, self.policy)
-                stored = _state_row(result.url, after, self.scan_id)
-                (changed_states if row is not None else new_states)[result.url] = stored
-                if row is None:
-                    first.append(result)
-                rows[result.url] = stored
-                check_rows.append(_check_row(result, at, before, after, self.scan_id))
-            save_state_rows(session, list(new_states.values()), list(changed_states.values()))
-            insert_checks(session, check_rows)
-        return first
+            return write_records(session, self.scan_id, self.policy, self.clock, checks, pages)
+
+
+def write_records(session: Transaction, scan_id: str, policy: Policy, clock: Clock,
+                  checks: list[CheckResult], pages: list[PageDone]) -> list[CheckResult]:
+    """Record crawled pages (their links) and checks (with the state change each causes) in
+    the caller's transaction; return the checks of URLs seen for the first time."""
+    replace_edges_of_pages(session, [(p.url, p.edges) for p in pages])
+    record_pages_done(session, scan_id, [(p.url, p.depth) for p in pages])
+    rows = load_state_rows(session, [c.url for c in checks])
+    new_states: dict[str, dict[str, Any]] = {}
+    changed_states: dict[str, dict[str, Any]] = {}
+    check_rows: list[dict[str, Any]] = []
+    first: list[CheckResult] = []
+    for result in checks:
+        row = rows.get(result.url)
+        if row is not None and row["last_scan_id"] == scan_id:
+            continue  # already recorded by this scan (a retried batch)
+        before = _state_of(row)
+        at = result.checked_at or clock()
+        after = advance(before, result.verdict, at, policy)
+        stored = _state_row(result.url, after, scan_id)
+        (changed_states if row is not None else new_states)[result.url] = stored
+        if row is None:
+            first.append(result)
+        rows[result.url] = stored
+        check_rows.append(_check_row(result, at, before, after, scan_id))
+    save_state_rows(session, list(new_states.values()), list(changed_states.values()))
+    insert_checks(session, check_rows)
+    return first
 
 
 def _check_row(result: CheckResult, at: datetime, before: LinkState, after: LinkState,
@@ -470,7 +488,7 @@ class Scanner:
             await self.recorder.check(judge(url, observe_error(url, "GET", exc), None))
             return
         # A redirect onto a page crawled in its own right: its links are recorded there.
-        landed_elsewhere = response.final_url != url and response.final_url in self._scheduled
+        landed_elsewhere = response.final_url != url and await self._taken(response.final_url)
         want_links = response.content_type in HTML_TYPES and not landed_elsewhere \
             and is_same_site(response.final_url, self.site)
         result, links = await self._assess(url, response, want_links)
@@ -482,9 +500,17 @@ class Scanner:
         edges = [Edge(url, link.url, link.anchor, link.context) for link in links]
         if want_links and result.verdict in ("ok", "redirected"):
             # A redirect lands on a page that may be linked too: do not crawl it twice.
-            self._scheduled.add(response.final_url)
+            self._take_landing(response.final_url)
         await self.recorder.page(url, depth, edges, result)
         self._expand(depth, edges)
+
+    async def _taken(self, url: str) -> bool:
+        """Whether the scan has taken `url` on (queued, crawled or checked)."""
+        return url in self._scheduled
+
+    def _take_landing(self, url: str) -> None:
+        """A crawled page's redirect landed on `url`: never crawl or check it in its own right."""
+        self._scheduled.add(url)
 
     def _problem(self, url: str, exc: PagetrailError) -> None:
         self.skipped["pages_unreadable"] += 1
@@ -666,15 +692,24 @@ class Scanner:
             started_at=started_at, finished_at=self.clock(),
             seconds=time.monotonic() - started, requests=requests,
             policy=Policy.from_settings(self.settings))
-        result.skipped = {k: v for k, v in sorted(self.skipped.items()) if v}
-        result.problems = list(self.problems)
-        result.limits = {"links_per_page": self.settings.scan_max_links_per_page,
-                         "links_per_scan": self.settings.scan_max_links,
-                         "bytes_per_page": self.settings.max_bytes}
-        result.captures = capture_counts
-        await asyncio.to_thread(finish_scan, self.store, self.scan_id, result.summary(),
-                                at=self.clock())
-        return result
+        return await asyncio.to_thread(complete, self.store, result, self.settings,
+                                       self.skipped, self.problems, capture_counts,
+                                       at=self.clock())
+
+
+def complete(store: Store, result: ScanResult, settings: Settings, skipped: Counter[str],
+             problems: list[PageProblem], captures: dict[str, int], *,
+             at: datetime) -> ScanResult:
+    """Add what the run (not the store) knows to the report, and mark the scan done with its
+    summary."""
+    result.skipped = {k: v for k, v in sorted(skipped.items()) if v}
+    result.problems = list(problems)
+    result.limits = {"links_per_page": settings.scan_max_links_per_page,
+                     "links_per_scan": settings.scan_max_links,
+                     "bytes_per_page": settings.max_bytes}
+    result.captures = captures
+    finish_scan(store, result.scan_id, result.summary(), at=at)
+    return result
 
 
 REPORTED_STATES = frozenset({"suspect", "confirmed", "fixed", "flapping"})
@@ -684,28 +719,10 @@ def summarize(store: Store, scan_id: str, *, target: str, resumed: bool, started
               finished_at: datetime, seconds: float, requests: int,
               policy: Policy | None = None) -> ScanResult:
     """The scan's report, from what the store holds for it (complete after a resume)."""
-    from pagetrail.store.models import LinkEdge
-    from pagetrail.store.scans import ScanPage
-
     verdicts: Counter[str] = Counter()
     states: Counter[str] = Counter()
     changes: list[LinkChange] = []
-    checks, edge_table = LinkCheck.__table__.c, LinkEdge.__table__.c
-    # Core statements on the session's connection: the ORM's row processing cost more than
-    # the queries (a scan of a site reads back thousands of checks).
-    with store.session() as s:
-        connection = s.connection()
-        rows = connection.execute(select(checks.url, checks.verdict, checks.status,
-                                         checks.evidence)
-                                  .where(checks.scan_id == scan_id)).all()
-        pages = connection.execute(select(ScanPage.__table__.c.url)
-                                   .where(ScanPage.__table__.c.scan_id == scan_id)
-                                   ).scalars().all()
-        edges = 0
-        for start in range(0, len(pages), 500):
-            chunk = list(pages[start:start + 500])
-            edges += connection.execute(select(func.count()).select_from(LinkEdge.__table__)
-                                        .where(edge_table.page_url.in_(chunk))).scalar_one()
+    rows, pages, edges = scan_checks_and_counts(store, scan_id)
     reported: list[LinkChange] = []
     for url, verdict, status, evidence in rows:
         verdicts[verdict] += 1
@@ -727,7 +744,7 @@ def summarize(store: Store, scan_id: str, *, target: str, resumed: bool, started
     reported.sort(key=lambda c: (c.after, c.url))
     return ScanResult(scan_id=scan_id, target=target, resumed=resumed,
                       started_at=started_at.isoformat(), finished_at=finished_at.isoformat(),
-                      seconds=round(seconds, 3), pages_crawled=len(pages), links_found=edges,
+                      seconds=round(seconds, 3), pages_crawled=pages, links_found=edges,
                       urls_checked=len(rows), requests=requests, verdicts=dict(verdicts),
                       states=dict(states), changes=changes, links=reported)
 

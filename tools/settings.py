@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import platformdirs
 from pydantic import Field, SecretStr, field_validator
@@ -22,6 +22,9 @@ from pydantic_settings import (
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+if TYPE_CHECKING:
+    from pagetrail.store.db import Store
 
 APP_NAME = "pagetrail"
 
@@ -250,3 +253,13 @@ def mask_url(url: str) -> str:
 def get_settings() -> Settings:
     """The process's settings (read once, cached)."""
     return Settings()
+
+
+def configured_store(url: str | None = None) -> Store:
+    """The store at `url` (default: the settings' database) with the settings' connection
+    pool, opened once per process. The store reads no settings: this is where it gets them."""
+    from pagetrail.store.db import PoolSize, open_store
+
+    settings = get_settings()
+    return open_store(url or settings.database_url,
+                      PoolSize(settings.db_pool_size, settings.db_max_overflow))

@@ -48,14 +48,3 @@ def extract_signature(document: Document, background: Background | None = None, 
         url_terms=[t.term for t in url_terms(document.url, lang=document.lang or "en")],
         lang=document.lang,
     )
-
-
-def signature_background(document: Document, store: object | None = None) -> Background:
-    """The background for `document`: wordfreq, plus the store's counts of pages seen."""
-    base = WordfreqBackground(document.lang or "en")
-    if store is None:
-        return base
-    from pagetrail.tools.terms import SeenPagesBackground
-
-    return SeenPagesBackground.from_store(store, base.lang, set(document_tokens(document)),
-                                          base=base)

@@ -30,8 +30,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from pagetrail.store.captures import (
     claim_slot,
     finish_capture,
@@ -39,7 +37,7 @@ from pagetrail.store.captures import (
     requested_since,
     start_capture,
 )
-from pagetrail.store.db import Store
+from pagetrail.store.db import STORE_ERRORS, Store
 from pagetrail.tools.errors import (
     ArchiveUnavailable,
     BodyTooLarge,
@@ -393,7 +391,7 @@ class CaptureQueue:
             url = await self._queue.get()
             try:
                 self.results.append(await self.spn.capture(url, source=self.source))
-            except (PagetrailError, SQLAlchemyError, OSError) as exc:  # one URL's failure
+            except (PagetrailError, *STORE_ERRORS, OSError) as exc:  # one URL's failure
                 log.warning("Save Page Now: capture of %s failed: %s", url, exc)
                 self.results.append(CaptureResult(url=url, status="error",
                                                   message=f"{type(exc).__name__}: {exc}"))

@@ -13,8 +13,6 @@ assuming a term's occurrences fall independently (Poisson):
 with N = 10⁶ and L = 500: "the" (f ≈ 0.054) is in every document, "solar" (f ≈ 3.4·10⁻⁵)
 in about 1.7 % of them, a word wordfreq does not know in none. Real words are burstier than
 Poisson, so this over-estimates df for topical words a little; rankings are what matter.
-`SeenPagesBackground` mixes in document frequencies counted over the pages pagetrail has
-seen (store table TermStat), weighted by how many pages that is.
 
 KLD term score (Martinez-Romo & Araujo): score(t) = p_doc(t) · log(p_doc(t) / p_bg(t)).
 """
@@ -39,7 +37,6 @@ TF_SMOOTHING = 0.4  # Klein & Nelson's a: tf_norm = a + (1 − a)·tf/tf_max
 NOTIONAL_DOCS = 1_000_000
 NOTIONAL_DOC_LENGTH = 500
 MIN_PROBABILITY = 1e-8  # floor for words the background has never seen
-DOCS_KEY = "#docs"  # TermStat row holding the number of pages counted ('#' is never a token)
 
 
 class Background(Protocol):
@@ -81,70 +78,6 @@ class WordfreqBackground:
 @lru_cache(maxsize=100_000)
 def _frequency(term: str, lang: str) -> float:
     return wordfreq.word_frequency(term, lang)
-
-
-class SeenPagesBackground:
-    """wordfreq mixed with document frequencies over pages pagetrail has seen.
-
-    P_doc(t) = (1 − λ)·df_base(t)/N + λ·df_seen(t)/n_seen, with λ = n_seen / (n_seen + 1000):
-    the pages we have seen count for more as there are more of them (1000 pages → half).
-    """
-
-    def __init__(self, base: Background, seen_df: Mapping[str, int], n_seen: int) -> None:
-        self.base = base
-        self.lang = base.lang
-        self.n_docs = base.n_docs
-        self.seen_df = dict(seen_df)
-        self.n_seen = max(0, n_seen)
-        self.weight = self.n_seen / (self.n_seen + 1000.0)
-
-    def df(self, term: str) -> float:
-        share = self.base.df(term) / self.base.n_docs
-        if self.n_seen:
-            seen = min(self.seen_df.get(term, 0), self.n_seen) / self.n_seen
-            share = (1 - self.weight) * share + self.weight * seen
-        return self.n_docs * share
-
-    def prob(self, term: str) -> float:
-        # Token probabilities are only known from wordfreq; pages seen shift them through df.
-        base_df = max(self.base.df(term), 1e-12)
-        return max(self.base.prob(term) * self.df(term) / base_df, MIN_PROBABILITY)
-
-    @classmethod
-    def from_store(cls, store: object, lang: str, terms: Iterable[str],
-                   base: Background | None = None) -> SeenPagesBackground:
-        """Load the counts of `terms` (and the page count) from the store's TermStat table."""
-        from sqlalchemy import select
-
-        from pagetrail.store import TermStat
-
-        base = base or WordfreqBackground(lang)
-        wanted = sorted({t for t in terms if 0 < len(t) <= 128})
-        counts: dict[str, int] = {}
-        with store.session() as session:  # type: ignore[attr-defined]
-            for start in range(0, len(wanted) + 1, 500):
-                chunk = wanted[start:start + 500] + ([DOCS_KEY] if start == 0 else [])
-                rows = session.execute(
-                    select(TermStat.term, TermStat.df).where(
-                        TermStat.lang == base.lang, TermStat.term.in_(chunk)))
-                counts.update({term: int(df) for term, df in rows})
-        n_seen = counts.pop(DOCS_KEY, 0)
-        return cls(base, counts, n_seen)
-
-
-def record_document(store: object, terms: Iterable[str], lang: str) -> None:
-    """Count one page in TermStat: df += 1 for each distinct term, and the page counter."""
-    from pagetrail.store import TermStat
-
-    lang = (lang or "en").split("-")[0].lower()[:8]
-    distinct = [*sorted({t for t in terms if 0 < len(t) <= 128})[:5000], DOCS_KEY]
-    with store.session() as session:  # type: ignore[attr-defined]
-        for term in distinct:
-            row = session.get(TermStat, {"term": term, "lang": lang})
-            if row is None:
-                session.add(TermStat(term=term, lang=lang, df=1))
-            else:
-                row.df = (row.df or 0) + 1
 
 
 # ---------------------------------------------------------------------------------------

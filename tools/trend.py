@@ -1,6 +1,6 @@
 """A channel's link health over the last weeks, as numbers and as a picture (PNG).
 
-The history is the channel's recorded digests (store.models.DigestRun, one a period: the
+The history is the channel's recorded digests (store.digests, one a period: the
 newest run of each ISO week). Each week's point comes from `health_counts(digest)` — the
 same numbers the digest shows:
 
@@ -21,11 +21,9 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-
 from pagetrail.store.db import Store
-from pagetrail.store.models import DigestRun
-from pagetrail.tools.digest import ChannelDigest
+from pagetrail.store.digests import run_summaries
+from pagetrail.tools.digest import ChannelDigest, stored_digest
 
 SERIES = ("alive", "suspect", "confirmed", "fixed", "drifted")
 LABELS = {"alive": "working", "suspect": "suspect", "confirmed": "confirmed dead",
@@ -81,21 +79,10 @@ def trend_of(digests: list[ChannelDigest], channel: str, weeks: int = DEFAULT_WE
 
 
 def stored_trend(store: Store, channel: str, weeks: int = DEFAULT_WEEKS) -> Trend:
-    """The channel's trend from its recorded digest runs (the newest run of each week)."""
-    with store.session() as s:
-        rows = s.execute(select(DigestRun.period, DigestRun.summary)
-                         .where(DigestRun.channel == channel,
-                                DigestRun.status.in_(RECORDED))
-                         .order_by(DigestRun.id)).all()
-    digests = []
-    for _period, summary in rows:
-        data = {k: v for k, v in (summary or {}).items() if k != "slack"}
-        if "scans" not in data:
-            continue
-        try:
-            digests.append(ChannelDigest.model_validate(data))
-        except ValueError:
-            continue  # a summary from an older layout: no point for that week
+    """The channel's trend from its recorded digest runs (the newest run of each week; a
+    summary from an older layout gives no point for that week)."""
+    digests = [d for d in map(stored_digest, run_summaries(store, channel, RECORDED))
+               if d is not None]
     return trend_of(digests, channel, weeks)
 
 

@@ -25,8 +25,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
     __version__ = "0+unknown"
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by a test
-    from pagetrail.store.db import Store, open_store
-    from pagetrail.store.moves import moves_for_site
+    from pagetrail.store.db import Store
     from pagetrail.tools.alias_eval import (
         SWEEP_GRID as ALIAS_SWEEP_GRID,
     )
@@ -112,8 +111,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.dates import parse_date
     from pagetrail.tools.digest import (
         ChannelDigest,
+        DigestLink,
         ScanDigest,
         build_digest,
+        period_of,
         recover_confirmed,
         recovery_plan,
     )
@@ -126,6 +127,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.digest import (
         to_markdown as digest_markdown,
     )
+    from pagetrail.tools.digest_delivery import DigestPoster, PostOutcome
+    from pagetrail.tools.digest_delivery import post_due_digests as deliver_due_digests
     from pagetrail.tools.dispatch import (
         configured_digest_runner,
         get_dispatcher,
@@ -165,6 +168,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.evaluate import CaseResult
     from pagetrail.tools.evaluate import build_report as build_eval_report
     from pagetrail.tools.logsafe import install_log_redaction
+    from pagetrail.tools.memory import moves_for_site
     from pagetrail.tools.models import (
         ArchivedRedirect,
         ArchiveResult,
@@ -205,6 +209,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.scanner import ScanOptions
     from pagetrail.tools.scanner import scan as scan_site
     from pagetrail.tools.settings import Settings, config_file, get_settings, mask_url
+    from pagetrail.tools.settings import configured_store as open_store
     from pagetrail.tools.subset import SubsetOptions, make_subset
     from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
     from pagetrail.tools.testbed.runner import Testbed
@@ -317,6 +322,7 @@ _EXPORTS: dict[str, str] = {
     "ScanOptions": "pagetrail.tools.scanner",
     "ScanProgressFn": "pagetrail.tools.scanner:ProgressFn",
     "ChannelDigest": "pagetrail.tools.digest",
+    "DigestLink": "pagetrail.tools.digest",
     "ScanDigest": "pagetrail.tools.digest",
     "build_digest": "pagetrail.tools.digest",
     "recover_confirmed": "pagetrail.tools.digest",
@@ -378,8 +384,13 @@ _EXPORTS: dict[str, str] = {
     "install_log_redaction": "pagetrail.tools.logsafe",
     # The store
     "Store": "pagetrail.store.db",
-    "open_store": "pagetrail.store.db",
-    "moves_for_site": "pagetrail.store.moves",
+    "open_store": "pagetrail.tools.settings:configured_store",
+    # Digest delivery (a face supplies the poster: tools.digest_delivery.DigestPoster)
+    "DigestPoster": "pagetrail.tools.digest_delivery",
+    "PostOutcome": "pagetrail.tools.digest_delivery",
+    "deliver_due_digests": "pagetrail.tools.digest_delivery:post_due_digests",
+    "period_of": "pagetrail.tools.digest",
+    "moves_for_site": "pagetrail.tools.memory",
 }
 
 __all__ = [
@@ -406,6 +417,8 @@ __all__ = [
     "ChannelDigest",
     "CheckResult",
     "ConfigError",
+    "DigestLink",
+    "DigestPoster",
     "Document",
     "Drift",
     "EngineChoice",
@@ -428,6 +441,7 @@ __all__ = [
     "PageScan",
     "PagetrailError",
     "PickResult",
+    "PostOutcome",
     "Query",
     "RankResult",
     "RateLimited",
@@ -471,6 +485,7 @@ __all__ = [
     "classify_url",
     "config_file",
     "configured_digest_runner",
+    "deliver_due_digests",
     "digest_html",
     "digest_json",
     "digest_markdown",
@@ -501,6 +516,7 @@ __all__ = [
     "open_store",
     "origin_of",
     "parse_date",
+    "period_of",
     "prepare_distributed",
     "pywb_venv_path",
     "rank_candidates",

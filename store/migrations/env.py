@@ -9,10 +9,14 @@ from pagetrail.store.models import Base
 
 config = context.config
 engine = config.attributes.get("engine")
-if engine is None:  # plain `alembic` CLI use: take the URL from settings
-    from pagetrail.tools.settings import get_settings
+if engine is None:  # plain `alembic` CLI use: the URL from the environment (the store
+    # reads no engine settings; the default database's path is the engine's to know)
+    import os
 
-    engine = create_engine(get_settings().database_url)
+    url = os.environ.get("PAGETRAIL_DATABASE_URL")
+    if not url:
+        raise SystemExit("set PAGETRAIL_DATABASE_URL, or run `pagetrail db upgrade`")
+    engine = create_engine(url)
 
 with engine.begin() as connection:
     context.configure(

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
-from sqlalchemy import delete, select
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -26,7 +25,7 @@ from tenacity import (
 )
 
 from pagetrail.store.db import STORE_ERRORS, Store
-from pagetrail.store.models import SearchCache
+from pagetrail.store.searches import cache_hits, cached_hits
 from pagetrail.tools.engines.base import (
     Engine,
     EngineTransient,
@@ -57,11 +56,6 @@ def backoff(attempt: int) -> float:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def as_utc(moment: datetime) -> datetime:
-    # SQLite hands timezone-aware columns back naive (stored as UTC).
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def cache_query(query: str) -> str:
@@ -264,17 +258,8 @@ class SearchService:
 
     def _cache_get_sync(self, engine: str, query: str, scope: str) -> list[Hit] | None:
         assert self.store is not None
-        with self.store.session() as session:
-            row = session.scalars(
-                select(SearchCache)
-                .where(SearchCache.engine == engine, SearchCache.query == cache_query(query),
-                       SearchCache.site == scope)
-                .order_by(SearchCache.fetched_at.desc())
-                .limit(1)
-            ).first()
-            if row is None or as_utc(row.expires_at) <= self.clock():
-                return None
-            return [Hit.model_validate(item) for item in row.hits]
+        hits = cached_hits(self.store, engine, cache_query(query), scope, self.clock())
+        return None if hits is None else [Hit.model_validate(item) for item in hits]
 
     async def _cache_put(self, engine: str, query: str, scope: str, hits: list[Hit],
                          failures: list[EngineFailure]) -> None:
@@ -288,14 +273,6 @@ class SearchService:
 
     def _cache_put_sync(self, engine: str, query: str, scope: str, hits: list[Hit]) -> None:
         assert self.store is not None
-        now = self.clock()
-        key = cache_query(query)
-        with self.store.session() as session:
-            session.execute(delete(SearchCache).where(
-                SearchCache.engine == engine, SearchCache.query == key,
-                SearchCache.site == scope))
-            session.add(SearchCache(
-                engine=engine, query=key, site=scope, fetched_at=now,
-                expires_at=now + timedelta(seconds=self.settings.search_cache_ttl),
-                hits=[hit.model_dump(mode="json") for hit in hits],
-            ))
+        cache_hits(self.store, engine, cache_query(query), scope,
+                   [hit.model_dump(mode="json") for hit in hits], now=self.clock(),
+                   ttl=timedelta(seconds=self.settings.search_cache_ttl))
