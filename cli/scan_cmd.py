@@ -14,6 +14,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+# wordfreq (the tokenizer) is imported by tools.text on first use: a scan tokenizes only
+# pages with not-found wording or a soft-404 sibling to compare, often none at all.
 from pagetrail import (
     ScanDigest,
     ScanOptions,
@@ -27,9 +29,6 @@ from pagetrail import (
     recovery_plan,
     scan_site,
 )
-
-# wordfreq (the tokenizer) is imported by tools.text on first use: a scan tokenizes only
-# pages with not-found wording or a soft-404 sibling to compare, often none at all.
 from pagetrail.cli.common import print_json, run_async
 
 

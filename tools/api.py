@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
-
 from pagetrail.tools.document import clip, parse_document
 from pagetrail.tools.errors import (
     FetchFailed,
@@ -31,21 +29,27 @@ from pagetrail.tools.errors import (
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.models import (
     ArchivedRedirect,
-    Candidate,
+    ArchiveResult,
     CheckResult,
     Document,
-    EngineFailure,
-    Hit,
     Memento,
+    PickResult,
+    RankResult,
     Recovery,
+    RelatedArchived,
+    RelatedResult,
+    SearchResult,
     Signature,
-    Tag,
+    SiteScanJob,
+    TagsResult,
+    UnreachableCandidate,
+    WatchChange,
+    WatchList,
 )
 from pagetrail.tools.netguard import ensure_fetchable
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.recover import Budget, ProgressFn
 from pagetrail.tools.settings import Settings, configured_store, get_settings
-from pagetrail.tools.spn import CaptureResult
 from pagetrail.tools.urls import validate_url
 
 if TYPE_CHECKING:
@@ -58,82 +62,6 @@ MAX_RELATED = 20
 MAX_TEXT_CHARS = 4000  # page text returned to callers (an LLM's context is not free)
 MAX_CANDIDATE_URLS = 20
 RANK_FETCH_CONCURRENCY = 4
-
-# ------------------------------------------------------------------------ result models
-
-
-class TagsResult(BaseModel):
-    """The tags of a URL."""
-
-    url: str
-    tags: list[Tag] = Field(default_factory=list)
-
-
-class SearchResult(BaseModel):
-    """One query's hits from every engine asked, with the engines that failed."""
-
-    query: str
-    site: str | None = None
-    hits: list[Hit] = Field(default_factory=list)  # every engine's hits, each with its rank
-    failures: list[EngineFailure] = Field(default_factory=list)
-    cached: list[str] = Field(default_factory=list)  # engines answered from the cache
-    notes: list[str] = Field(default_factory=list)  # configured engines that were skipped
-
-
-class UnreachableCandidate(BaseModel):
-    """A candidate page that could not be fetched for ranking, and why."""
-
-    url: str
-    error: str
-
-
-class RankResult(BaseModel):
-    """Candidate pages scored against the dead page's content, best first."""
-
-    reference: str  # "memento of <url>" or "text"
-    has_content: bool  # enough reference text to compare page content
-    candidates: list[Candidate] = Field(default_factory=list)
-    unreachable: list[UnreachableCandidate] = Field(default_factory=list)
-
-
-class RelatedArchived(BaseModel):
-    """One archived page on the same topic as the lost URL — related, never a replacement."""
-
-    kind: Literal["related"] = "related"
-    url: str  # the related site's home page (from the user's training data)
-    memento_url: str  # its capture closest to the requested date
-    datetime: datetime
-    captures: int  # good captures of it in the archives
-    score: float  # Equation 1 of seed 004, 0–1
-    components: dict[str, float | None]  # temporal, popularity, uri_similarity, archival_quality
-
-
-class RelatedResult(BaseModel):
-    """Archived pages on the lost URL's topic: related pages, never replacements."""
-
-    url: str
-    at: datetime | None = None
-    note: str  # says these are related pages, not replacements: show it with them
-    category: str  # the lost URL's first-level topic
-    category_source: str  # "classifier" or "ontology" (its host is in the training data)
-    confidence: float
-    items: list[RelatedArchived] = Field(default_factory=list)
-    candidates_in_category: int = 0  # hosts of that topic in the training data
-    looked_up: int = 0  # of which were looked up in the archives (cost bound)
-    archived: int = 0  # of which the archives hold a good capture
-    weights: dict[str, float] = Field(default_factory=dict)
-    failures: list[str] = Field(default_factory=list)  # lookups that failed (url: code)
-
-
-class PickResult(BaseModel):
-    """A recorded pick: the replacement a person chose (or turned down)."""
-
-    dead_url: str
-    chosen_url: str
-    rejected: bool = False
-    note: str = ""
-    recorded_at: datetime
-
 
 # ------------------------------------------------------------------------ helpers
 
@@ -463,21 +391,6 @@ async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str
                       rejected=pick.rejected, note=pick.note, recorded_at=pick.created_at)
 
 
-class WatchList(BaseModel):
-    """A channel's watched targets."""
-
-    channel: str
-    targets: list[str]
-
-
-class WatchChange(BaseModel):
-    """The result of watching or unwatching a target for a channel."""
-
-    channel: str
-    target: str
-    changed: bool  # False: it was already watched (add) or not watched (remove)
-
-
 async def _watch_target(target: str, settings: Settings) -> str:
     """A page URL, or a site (`example.org`) as its home page; refused like any user URL."""
     from pagetrail.tools.scanner import resolve_target
@@ -584,17 +497,6 @@ def _aware(moment: datetime | None) -> datetime | None:
 MAX_SCAN_LIST = 50  # links per digest section returned to a caller
 
 
-class SiteScanJob(BaseModel):
-    """A site scan started as a job (on the workers when a broker is configured)."""
-
-    job_id: str
-    # queued: enqueued, not started; running: a worker is on it; unknown: no such job here
-    status: Literal["queued", "running", "done", "failed", "unknown"]
-    target: str = ""
-    digest: dict[str, Any] | None = None  # the scan's digest (sections clipped) when done
-    error: str = ""
-
-
 async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
                           settings: Settings | None = None, store: Any) -> SiteScanJob:
     """Enqueue a scan of a whole site; poll `site_scan_status(job_id)` for its digest."""
@@ -633,12 +535,6 @@ async def site_scan_status(job_id: str, *, store: Any) -> SiteScanJob:
 
 
 MAX_ARCHIVE_URLS = 20  # one request's captures (Save Page Now's limits are per account)
-
-
-class ArchiveResult(BaseModel):
-    """Save Page Now's answer for each URL asked to be archived."""
-
-    captures: list[CaptureResult] = Field(default_factory=list)
 
 
 async def archive_links(urls: Sequence[str], *, source: str = "api",

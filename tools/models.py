@@ -8,7 +8,7 @@ carried in data fields, never interpreted.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -239,3 +239,125 @@ class Recovery(BaseModel):
     @property
     def drifted(self) -> bool:
         return self.drift is not None and self.drift.drifted
+
+
+# The facade's answers (tools.api): what the faces receive.
+
+
+class TagsResult(BaseModel):
+    """The tags of a URL."""
+
+    url: str
+    tags: list[Tag] = Field(default_factory=list)
+
+
+class SearchResult(BaseModel):
+    """One query's hits from every engine asked, with the engines that failed."""
+
+    query: str
+    site: str | None = None
+    hits: list[Hit] = Field(default_factory=list)  # every engine's hits, each with its rank
+    failures: list[EngineFailure] = Field(default_factory=list)
+    cached: list[str] = Field(default_factory=list)  # engines answered from the cache
+    notes: list[str] = Field(default_factory=list)  # configured engines that were skipped
+
+
+class UnreachableCandidate(BaseModel):
+    """A candidate page that could not be fetched for ranking, and why."""
+
+    url: str
+    error: str
+
+
+class RankResult(BaseModel):
+    """Candidate pages scored against the dead page's content, best first."""
+
+    reference: str  # "memento of <url>" or "text"
+    has_content: bool  # enough reference text to compare page content
+    candidates: list[Candidate] = Field(default_factory=list)
+    unreachable: list[UnreachableCandidate] = Field(default_factory=list)
+
+
+class RelatedArchived(BaseModel):
+    """One archived page on the same topic as the lost URL — related, never a replacement."""
+
+    kind: Literal["related"] = "related"
+    url: str  # the related site's home page (from the user's training data)
+    memento_url: str  # its capture closest to the requested date
+    datetime: datetime
+    captures: int  # good captures of it in the archives
+    score: float  # Equation 1 of seed 004, 0–1
+    components: dict[str, float | None]  # temporal, popularity, uri_similarity, archival_quality
+
+
+class RelatedResult(BaseModel):
+    """Archived pages on the lost URL's topic: related pages, never replacements."""
+
+    url: str
+    at: datetime | None = None
+    note: str  # says these are related pages, not replacements: show it with them
+    category: str  # the lost URL's first-level topic
+    category_source: str  # "classifier" or "ontology" (its host is in the training data)
+    confidence: float
+    items: list[RelatedArchived] = Field(default_factory=list)
+    candidates_in_category: int = 0  # hosts of that topic in the training data
+    looked_up: int = 0  # of which were looked up in the archives (cost bound)
+    archived: int = 0  # of which the archives hold a good capture
+    weights: dict[str, float] = Field(default_factory=dict)
+    failures: list[str] = Field(default_factory=list)  # lookups that failed (url: code)
+
+
+class PickResult(BaseModel):
+    """A recorded pick: the replacement a person chose (or turned down)."""
+
+    dead_url: str
+    chosen_url: str
+    rejected: bool = False
+    note: str = ""
+    recorded_at: datetime
+
+
+class WatchList(BaseModel):
+    """A channel's watched targets."""
+
+    channel: str
+    targets: list[str]
+
+
+class WatchChange(BaseModel):
+    """The result of watching or unwatching a target for a channel."""
+
+    channel: str
+    target: str
+    changed: bool  # False: it was already watched (add) or not watched (remove)
+
+
+class SiteScanJob(BaseModel):
+    """A site scan started as a job (on the workers when a broker is configured)."""
+
+    job_id: str
+    # queued: enqueued, not started; running: a worker is on it; unknown: no such job here
+    status: Literal["queued", "running", "done", "failed", "unknown"]
+    target: str = ""
+    digest: dict[str, Any] | None = None  # the scan's digest (sections clipped) when done
+    error: str = ""
+
+
+CaptureStatus = Literal["success", "error", "pending", "skipped", "refused", "no_keys"]
+
+
+class CaptureResult(BaseModel):
+    """The outcome of one Save Page Now capture request."""
+
+    url: str
+    status: CaptureStatus
+    memento_url: str = ""
+    captured_at: datetime | None = None
+    job_id: str = ""
+    message: str = ""
+
+
+class ArchiveResult(BaseModel):
+    """Save Page Now's answer for each URL asked to be archived."""
+
+    captures: list[CaptureResult] = Field(default_factory=list)

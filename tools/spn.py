@@ -27,10 +27,8 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import quote
-
-from pydantic import BaseModel
 
 from pagetrail.store.captures import (
     claim_slot,
@@ -50,12 +48,12 @@ from pagetrail.tools.errors import (
 )
 from pagetrail.tools.fetch import Fetcher, Response, retry_after_seconds
 from pagetrail.tools.memento import ArchiveEndpoint, list_mementos, parse_timestamp
+from pagetrail.tools.models import CaptureResult
 from pagetrail.tools.settings import Settings
 from pagetrail.tools.urls import validate_url
 
 log = logging.getLogger(__name__)
 
-CaptureStatus = Literal["success", "error", "pending", "skipped", "refused", "no_keys"]
 NO_KEYS = ("no Internet Archive keys (set PAGETRAIL_IA_ACCESS_KEY and PAGETRAIL_IA_SECRET_KEY): "
            "links are not sent to Save Page Now")
 MAX_BACKOFF = 300.0
@@ -66,17 +64,6 @@ RETRY_LATER = frozenset({"error:user-session-limit", "error:too-many-requests",
 _said_no_keys = False
 
 Clock = Callable[[], datetime]
-
-
-class CaptureResult(BaseModel):
-    """The outcome of one Save Page Now capture request."""
-
-    url: str
-    status: CaptureStatus
-    memento_url: str = ""
-    captured_at: datetime | None = None
-    job_id: str = ""
-    message: str = ""
 
 
 def utc_now() -> datetime:

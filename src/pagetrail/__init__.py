@@ -50,17 +50,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.api import (
         MAX_ARCHIVE_URLS,
         MAX_RELATED,
-        ArchiveResult,
-        PickResult,
-        RankResult,
-        RelatedArchived,
-        RelatedResult,
-        SearchResult,
-        SiteScanJob,
-        TagsResult,
-        UnreachableCandidate,
-        WatchChange,
-        WatchList,
         add_watch,
         archive_links,
         archived_redirects,
@@ -182,7 +171,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.memory import moves_for_site
     from pagetrail.tools.models import (
         ArchivedRedirect,
+        ArchiveResult,
         Candidate,
+        CaptureResult,
         CheckResult,
         Document,
         Drift,
@@ -191,12 +182,22 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         Hop,
         Link,
         Memento,
+        PickResult,
         Query,
+        RankResult,
         Recovery,
+        RelatedArchived,
+        RelatedResult,
         Scores,
+        SearchResult,
         Signature,
+        SiteScanJob,
         Tag,
+        TagsResult,
         Term,
+        UnreachableCandidate,
+        WatchChange,
+        WatchList,
     )
     from pagetrail.tools.netguard import ensure_fetchable, origin_of
     from pagetrail.tools.output import robust_link
@@ -209,7 +210,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.scanner import scan as scan_site
     from pagetrail.tools.settings import Settings, config_file, get_settings, mask_url
     from pagetrail.tools.settings import configured_store as open_store
-    from pagetrail.tools.spn import CaptureResult
     from pagetrail.tools.subset import SubsetOptions, make_subset
     from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
     from pagetrail.tools.testbed.runner import Testbed
@@ -218,6 +218,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.trend import render_chart as render_trend_chart
     from pagetrail.tools.uritokens import VARIANTS as URI_TOKEN_VARIANTS
     from pagetrail.tools.urls import same_url, validate_url
+
 
 # Public name → "module" (same attribute name) or "module:attribute".
 _EXPORTS: dict[str, str] = {
@@ -246,20 +247,21 @@ _EXPORTS: dict[str, str] = {
     "migrate_store": "pagetrail.tools.api",
     "store_revisions": "pagetrail.tools.api",
     "run_worker": "pagetrail.tools.api",
-    "TagsResult": "pagetrail.tools.api",
-    "SearchResult": "pagetrail.tools.api",
-    "UnreachableCandidate": "pagetrail.tools.api",
-    "RankResult": "pagetrail.tools.api",
-    "RelatedArchived": "pagetrail.tools.api",
-    "RelatedResult": "pagetrail.tools.api",
-    "PickResult": "pagetrail.tools.api",
-    "WatchList": "pagetrail.tools.api",
-    "WatchChange": "pagetrail.tools.api",
-    "SiteScanJob": "pagetrail.tools.api",
-    "ArchiveResult": "pagetrail.tools.api",
     "MAX_ARCHIVE_URLS": "pagetrail.tools.api",
     "MAX_RELATED": "pagetrail.tools.api",
     # Result models
+    "TagsResult": "pagetrail.tools.models",
+    "SearchResult": "pagetrail.tools.models",
+    "UnreachableCandidate": "pagetrail.tools.models",
+    "RankResult": "pagetrail.tools.models",
+    "RelatedArchived": "pagetrail.tools.models",
+    "RelatedResult": "pagetrail.tools.models",
+    "PickResult": "pagetrail.tools.models",
+    "WatchList": "pagetrail.tools.models",
+    "WatchChange": "pagetrail.tools.models",
+    "SiteScanJob": "pagetrail.tools.models",
+    "ArchiveResult": "pagetrail.tools.models",
+    "CaptureResult": "pagetrail.tools.models",
     "ArchivedRedirect": "pagetrail.tools.models",
     "Candidate": "pagetrail.tools.models",
     "CheckResult": "pagetrail.tools.models",
@@ -278,7 +280,6 @@ _EXPORTS: dict[str, str] = {
     "Term": "pagetrail.tools.models",
     "PageScan": "pagetrail.tools.scan_page",
     "LinkStatus": "pagetrail.tools.scan_page",
-    "CaptureResult": "pagetrail.tools.spn",
     # Errors
     "PagetrailError": "pagetrail.tools.errors",
     "InvalidArgument": "pagetrail.tools.errors",
