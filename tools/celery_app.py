@@ -42,9 +42,11 @@ HARD_LIMIT_MARGIN = 30  # seconds between the soft and the hard time limit
 
 
 def time_limit(settings: Settings, kind: JobKind) -> int:
-    # A page job fetches one page and checks its links: a chunk of checks' time.
+    # A page job checks up to PAGETRAIL_SCAN_MAX_LINKS_PER_PAGE links, many of them on one
+    # politely paced host: a scan's limit, not a chunk of checks' (in-process, no page has
+    # a limit of its own).
     return {"check": settings.check_time_limit, "recover": settings.recover_time_limit,
-            "scan": settings.scan_time_limit, "page": settings.check_time_limit,
+            "scan": settings.scan_time_limit, "page": settings.scan_time_limit,
             "digest": settings.scan_time_limit}[kind]
 
 
