@@ -69,7 +69,10 @@ ProgressFn = Callable[[str, int, int | None, str], Any]
 
 SITE_LOCAL = ("site", "cdx")  # engines that look inside the dead site itself
 NOT_WEB = frozenset({*SITE_LOCAL, "local"})  # engines that are no web search
-NEW_HOSTS = 2  # other sites (where top candidates live) whose own map is read, per recovery
+NEW_HOSTS = 4  # other sites (where top candidates live) whose own map is read, per recovery
+# How deep in the ranking a related page on another site names a site worth listing: an
+# unindexed replacement sits on a site whose other pages rank low (another article of it).
+NEIGHBOUR_DEPTH = 8
 LINK_CANDIDATES = 5  # link-graph targets fetched per round, best overlap first
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
@@ -640,7 +643,7 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
         return ranked
     sites = {site_of(run.url)} | run.listed_sites
     batch: list[tuple[str, str, list[str], str | None]] = []
-    for candidate in ranked[:3]:
+    for candidate in ranked[:NEIGHBOUR_DEPTH]:
         other = site_of(candidate.url)
         if other in sites or len(run.listed_sites) >= NEW_HOSTS or not _looks_related(candidate):
             continue
