@@ -411,15 +411,3 @@ def test_quoting_page_with_unrelated_title_is_not_moved():
     scores.title_similarity = 0.7
     assert decide(scores, has_memento=True)[0] == "moved"
 
-
-def test_url_weighs_apart_when_the_archived_copy_was_compared():
-    """The calibration sees the URL twice: alone, and again only when the content was
-    compared with the archived copy, so a fit can trust a similar URL less when the text
-    itself says whether the page is the same."""
-    lookalike = Scores(content_cosine=0.4, url_similarity=0.9, same_site=True, final=0.5)
-    with_copy = features(lookalike, has_memento=True)
-    assert with_copy["url_with_content"] == with_copy["url_similarity"] == 0.9
-    assert with_copy["same_site_with_content"] == 1.0
-    without = features(Scores(url_similarity=0.9, same_site=True, final=0.5), has_memento=False)
-    assert without["url_with_content"] == 0.0 and without["same_site_with_content"] == 0.0
-    assert without["url_similarity"] == 0.9

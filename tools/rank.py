@@ -433,11 +433,8 @@ def score_candidate(reference: Reference, candidate: CandidateEvidence) -> Score
 FEATURES: tuple[str, ...] = (
     "final", "moved", "has_memento", "content_cosine", "content_lm", "content_resemblance",
     "title_similarity", "anchor_dice", "context_similarity", "url_similarity", "same_site",
-    "fusion", "pick", "rule_support", "redirect", "url_with_content", "same_site_with_content",
+    "fusion", "pick", "rule_support", "redirect",
 )
-# The interactions above let the fit weigh the URL differently when the archived copy was
-# compared: a URL is a proxy for content, so with the content at hand it should count less
-# (a same-site page with the old slug but other text is a lookalike, not the page).
 
 
 def is_moved(scores: Scores, has_memento: bool) -> bool:
@@ -467,14 +464,10 @@ def features(scores: Scores, has_memento: bool, moved: bool | None = None) -> di
     if moved is None:
         moved = is_moved(scores, has_memento)
     out = {name: _component(scores, name) for name in FEATURES
-           if name not in ("moved", "has_memento", "same_site", "url_with_content",
-                           "same_site_with_content")}
+           if name not in ("moved", "has_memento", "same_site")}
     out["moved"] = float(moved)
     out["has_memento"] = float(has_memento)
     out["same_site"] = float(scores.same_site)
-    with_content = float(has_memento and scores.content_cosine is not None)
-    out["url_with_content"] = out["url_similarity"] * with_content
-    out["same_site_with_content"] = out["same_site"] * with_content
     return {name: out[name] for name in FEATURES}
 
 
