@@ -192,3 +192,30 @@ def test_an_unindexed_copy_is_found_on_a_site_whose_other_pages_rank_low(tmp_pat
     assert copy not in web_hits
     assert recovery.candidates[0].url == copy, ranked
     assert "LINKS" in recovery.candidates[0].methods
+
+
+def test_a_slug_moved_into_a_new_folder_is_found_without_any_search(tmp_path):
+    """The site moved its pages into /read/ and lists none of the moved one anywhere (no
+    sitemap entry, no link, not indexed): the dead slug under the folder its listed
+    siblings use now finds it, with the site's own pages only."""
+    host = "https://www.stargazer.example"
+    b = WorldBuilder(tmp_path / "w", name="folders", format=2, then="2020-01-01T00:00:00Z")
+    b.host("www.stargazer.example")
+    b.page(f"{host}/", _page("Stargazer", "Astronomy for everyone.",
+                             f'<a href="{host}/read/comet-watch.html">Comets</a> '
+                             f'<a href="{host}/read/moon-phases.html">Moon</a>'))
+    b.page(f"{host}/read/comet-watch.html", _page("Comet watch", "Comets this winter."))
+    b.page(f"{host}/read/moon-phases.html", _page("Moon phases", "Why the moon waxes."))
+    b.capture(f"{host}/solar-panel-guide.html", "20200101000000",
+              html=_page("Solar panel buying guide", GUIDE))
+    b.page(f"{host}/read/solar-panel-guide.html", _page("Solar panel buying guide", GUIDE),
+           indexed=False)
+    bed = start_in_thread(b.write())
+    try:
+        recovery = asyncio.run(recover(f"{host}/solar-panel-guide.html", use_cache=False,
+                                       settings=bed.settings(search_engines=["site", "cdx"])))
+    finally:
+        bed.stop()
+    top = recovery.candidates[0]
+    assert (top.url, top.kind) == (f"{host}/read/solar-panel-guide.html", "moved"), \
+        [(c.url, c.confidence) for c in recovery.candidates]
