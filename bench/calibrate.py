@@ -89,11 +89,24 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=CALIBRATION_FILE)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=6)
+    parser.add_argument("--samples", type=Path,
+                        help="also write the judged candidates here (JSON), to compare fits "
+                             "without recovering again; with --reuse, read them from here")
+    parser.add_argument("--reuse", action="store_true",
+                        help="fit on the samples of --samples instead of serving WORLD")
     args = parser.parse_args()
-    results = asyncio.run(collect(args.world, args.concurrency))
-    judged = [(case, samples_of(case, recovery)) for case, recovery in
-              sorted(results, key=lambda item: item[0]["id"])
-              if case["expect"]["kind"] != "alive"]
+    if args.reuse:
+        if args.samples is None:
+            parser.error("--reuse needs --samples FILE")
+        judged = [(case, [(f, bool(y)) for f, y in samples]) for case, samples in
+                  json.loads(args.samples.read_text(encoding="utf-8"))]
+    else:
+        results = asyncio.run(collect(args.world, args.concurrency))
+        judged = [(case, samples_of(case, recovery)) for case, recovery in
+                  sorted(results, key=lambda item: item[0]["id"])
+                  if case["expect"]["kind"] != "alive"]
+        if args.samples is not None:
+            args.samples.write_text(json.dumps(judged), encoding="utf-8")
     print(json.dumps({"cross_validated": cross_validate(judged, args.folds)}))
     calibration: Calibration = fit_calibration([s for _c, ss in judged for s in ss])
     calibration.save(args.out)

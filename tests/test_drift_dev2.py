@@ -19,7 +19,11 @@ from pagetrail.tools.drift import detect_drift
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.testbed.runner import start_in_thread
 
-DEV2 = Path(__file__).resolve().parent.parent.parent / "shared" / "testbed" / "dev2"
+# ../shared beside the checkout; a worktree sits one level deeper (wt/NAME), so look upwards.
+DEV2 = next((parent / "shared" / "testbed" / "dev2"
+             for parent in Path(__file__).resolve().parents
+             if (parent / "shared" / "testbed" / "dev2").is_dir()),
+            Path(__file__).resolve().parent.parent.parent / "shared" / "testbed" / "dev2")
 
 pytestmark = [pytest.mark.testbed, pytest.mark.slow]
 

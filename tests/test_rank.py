@@ -410,3 +410,4 @@ def test_quoting_page_with_unrelated_title_is_not_moved():
     assert decide(scores, has_memento=True)[0] == "replacement"
     scores.title_similarity = 0.7
     assert decide(scores, has_memento=True)[0] == "moved"
+

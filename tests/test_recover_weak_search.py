@@ -143,3 +143,79 @@ def test_a_site_gone_from_its_address_is_found_at_a_variant(tmp_path):
     assert recovery.candidates[0].url == "https://www.garden-guide.org/guides/solar-buying"
     assert recovery.candidates[0].kind == "moved"
     assert recovery.evidence["search"]["site_moved_to"] == ["www.garden-guide.org"]
+
+
+BRIDGE = ("The harbour bridge reopened on Monday after eight months of repairs to its steel "
+          "deck and cables. Engineers replaced corroded hangers, resurfaced both lanes and "
+          "fitted new expansion joints, finishing three weeks ahead of the council's plan. ")
+OTHER_NEWS = ("Council meeting notes: parking permits, a new library wing, school bus routes "
+              "and the budget for street lighting were discussed on Tuesday evening. ")
+
+
+def test_an_unindexed_copy_is_found_on_a_site_whose_other_pages_rank_low(tmp_path):
+    """The dead article lives on only as a copy on another site (a republisher) that the web
+    engine has not indexed. Web search returns three other sites' reports first and one
+    other article of the republisher lower down: reading that site's own map (root page
+    links) finds the copy, though three related sites rank above it."""
+    dead = "https://www.citynews.example/2020/harbour-bridge-repairs"
+    copy = "https://www.wire.example/story/harbour-bridge-reopens-after-repairs-4411"
+    b = WorldBuilder(tmp_path / "w", name="republished", format=2,
+                     then="2020-01-01T00:00:00Z")
+    b.host("www.citynews.example")
+    b.page("https://www.citynews.example/", _page("City news", OTHER_NEWS))
+    b.capture(dead, "20200101000000",
+              html=_page("Harbour bridge reopens after repairs", BRIDGE))
+    for i, site in enumerate(("www.tribune.example", "www.herald.example", "www.post.example")):
+        b.host(site)
+        half = BRIDGE.split(". ")[i]  # one sentence of the article, the rest about the city
+        b.page(f"https://{site}/", _page("News", OTHER_NEWS))
+        b.page(f"https://{site}/harbour-bridge-reopens", _page(
+            f"Harbour bridge reopens after repairs, {site.split('.')[1]} reports",
+            f"{half}. {OTHER_NEWS}"), popularity=50)
+    b.host("www.wire.example")
+    b.page("https://www.wire.example/", _page(
+        "Wire", "Stories from around the region.",
+        f'<a href="{copy}">Harbour bridge reopens after repairs</a> '
+        '<a href="/story/harbour-bridge-tolls-4410">Harbour bridge tolls</a>'))
+    b.page(copy, _page("Harbour bridge reopens after repairs", BRIDGE), indexed=False)
+    b.page("https://www.wire.example/story/harbour-bridge-tolls-4410", _page(
+        "Harbour bridge tolls to rise", "Tolls on the harbour bridge rise next year. "
+        + OTHER_NEWS))
+    bed = start_in_thread(b.write())
+    try:
+        recovery = asyncio.run(recover(dead, settings=bed.settings(), use_cache=False,
+                                       link_date=datetime(2020, 2, 1, tzinfo=UTC)))
+    finally:
+        bed.stop()
+    ranked = [(c.url, round(c.confidence, 3)) for c in recovery.candidates]
+    web_hits = {h.url for q in recovery.queries if q.engine == "searxng" for h in q.hits}
+    assert copy not in web_hits
+    assert recovery.candidates[0].url == copy, ranked
+    assert "LINKS" in recovery.candidates[0].methods
+
+
+def test_a_slug_moved_into_a_new_folder_is_found_without_any_search(tmp_path):
+    """The site moved its pages into /read/ and lists none of the moved one anywhere (no
+    sitemap entry, no link, not indexed): the dead slug under the folder its listed
+    siblings use now finds it, with the site's own pages only."""
+    host = "https://www.stargazer.example"
+    b = WorldBuilder(tmp_path / "w", name="folders", format=2, then="2020-01-01T00:00:00Z")
+    b.host("www.stargazer.example")
+    b.page(f"{host}/", _page("Stargazer", "Astronomy for everyone.",
+                             f'<a href="{host}/read/comet-watch.html">Comets</a> '
+                             f'<a href="{host}/read/moon-phases.html">Moon</a>'))
+    b.page(f"{host}/read/comet-watch.html", _page("Comet watch", "Comets this winter."))
+    b.page(f"{host}/read/moon-phases.html", _page("Moon phases", "Why the moon waxes."))
+    b.capture(f"{host}/solar-panel-guide.html", "20200101000000",
+              html=_page("Solar panel buying guide", GUIDE))
+    b.page(f"{host}/read/solar-panel-guide.html", _page("Solar panel buying guide", GUIDE),
+           indexed=False)
+    bed = start_in_thread(b.write())
+    try:
+        recovery = asyncio.run(recover(f"{host}/solar-panel-guide.html", use_cache=False,
+                                       settings=bed.settings(search_engines=["site", "cdx"])))
+    finally:
+        bed.stop()
+    top = recovery.candidates[0]
+    assert (top.url, top.kind) == (f"{host}/read/solar-panel-guide.html", "moved"), \
+        [(c.url, c.confidence) for c in recovery.candidates]

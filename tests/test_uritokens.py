@@ -13,9 +13,14 @@ from pagetrail.tools.uritokens import (
     allgrams_from_tokens,
     allgrams_from_uri,
     features,
+    path_tokens,
     similarity_tokens,
+    slug_words,
+    split_compound,
+    split_concatenated,
     split_uri,
     uri_tokens,
+    word_tokens,
 )
 
 # Table 5 of the paper, verbatim.
@@ -140,3 +145,38 @@ def test_options_round_trip_and_reject_unknown_method():
     assert TokenOptions.from_dict(options.to_dict()) == options
     with pytest.raises(ValueError):
         TokenOptions.from_dict({"method": "bigrams"})
+
+
+# ---------------------------------------------------------------- the one URL tokeniser
+
+
+def test_word_tokens_split_punctuation_camel_case_and_digits_on_request():
+    assert word_tokens("SolarFarms/pep-0008") == ["solar", "farms", "pep", "0008"]
+    assert word_tokens("mp3player", split_digits=True) == ["mp", "3", "player"]
+    assert word_tokens("Café_au-lait") == ["café", "au", "lait"]  # letters of any script
+
+
+def test_path_tokens_drop_extension_and_host_and_read_query_values():
+    url = "http://www.solar.example/News/solarfarms.html?id=12&q=greenEnergy"
+    assert path_tokens(url) == ["news", "solarfarms", "id", "12", "q", "green", "energy"]
+    assert path_tokens(url, query="values") == ["news", "solarfarms", "12", "green", "energy"]
+    assert path_tokens(url, split_compounds=True)[:4] == ["news", "solarfarms", "solar", "farms"]
+    assert slug_words("http://a.example/solar-farms/index.html", frozenset({"index"})) == \
+        ["solar", "farms"]
+
+
+def test_every_url_consumer_reads_the_same_words():
+    """Ranking, the site/CDX engines and the URL terms see one tokenisation: a word that
+    one of them finds in a URL (non-ASCII letters, camelCase) the others find too."""
+    from pagetrail.tools.engines.overlap import url_tokens as overlap_tokens
+    from pagetrail.tools.similarity import url_tokens as similarity_tokens_of_path
+    from pagetrail.tools.terms import url_words
+
+    url = "http://a.example/wiki/CaféCulture-Zürich"
+    for tokens in (overlap_tokens(url), similarity_tokens_of_path(url), url_words(url)):
+        assert {"café", "culture", "zürich"} <= set(tokens)
+
+
+def test_split_compound_is_the_one_concatenation_splitter():
+    assert split_compound("solarfarms") == split_concatenated("solarfarms") == ("solar", "farms")
+    assert split_compound("baseball") == ()  # a word is not split into base + ball

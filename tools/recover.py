@@ -33,6 +33,7 @@ from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.overlap import rank_by_overlap
 from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
+from pagetrail.tools.engines.site import SiteEngine, origin_of
 from pagetrail.tools.errors import PagetrailError, RefusedAddress
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.memento import CaptureListings, archived_redirects, fetch_memento
@@ -58,6 +59,7 @@ from pagetrail.tools.rank import (
     rank_candidates,
 )
 from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.siblings import transplants
 from pagetrail.tools.signature import extract_signature
 from pagetrail.tools.terms import frequency_terms, kld_terms, text_terms, url_terms
 from pagetrail.tools.text import guess_language
@@ -69,8 +71,12 @@ ProgressFn = Callable[[str, int, int | None, str], Any]
 
 SITE_LOCAL = ("site", "cdx")  # engines that look inside the dead site itself
 NOT_WEB = frozenset({*SITE_LOCAL, "local"})  # engines that are no web search
-NEW_HOSTS = 2  # other sites (where top candidates live) whose own map is read, per recovery
+NEW_HOSTS = 4  # other sites (where top candidates live) whose own map is read, per recovery
+# How deep in the ranking a related page on another site names a site worth listing: an
+# unindexed replacement sits on a site whose other pages rank low (another article of it).
+NEIGHBOUR_DEPTH = 8
 LINK_CANDIDATES = 5  # link-graph targets fetched per round, best overlap first
+MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
 CONFIRM_CONFIDENCE = 0.9  # a candidate this sure (and CONFIRM_MARGIN ahead) ends it too
@@ -116,6 +122,7 @@ class _Run:
     outlinks: dict[str, list[Link]] = field(default_factory=dict)  # fetched page → its links
     linked_from: set[str] = field(default_factory=set)  # pages whose links were followed
     listed_sites: set[str] = field(default_factory=set)  # sites whose own map was read
+    transplanted: set[str] = field(default_factory=set)  # the slug under siblings' folders
     unasked: list[str] = field(default_factory=list)  # web queries that could not be asked
     search_evidence: dict[str, object] = field(default_factory=dict)  # the eval's figures
     _stage: tuple[str, float] | None = None
@@ -636,11 +643,13 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
     - the link graph: links on the fetched candidate pages of the dead site and of those
       sites, ranked by overlap of their anchor text and URL with the evidence.
     """
+    transplanted = await _transplant_slug(
+        run, next((e for e in service.engines if isinstance(e, SiteEngine)), None))
     if not queries or not run.allowed("LINKS"):
-        return ranked
+        return await _rank(run, reference) if transplanted else ranked
     sites = {site_of(run.url)} | run.listed_sites
     batch: list[tuple[str, str, list[str], str | None]] = []
-    for candidate in ranked[:3]:
+    for candidate in ranked[:NEIGHBOUR_DEPTH]:
         other = site_of(candidate.url)
         if other in sites or len(run.listed_sites) >= NEW_HOSTS or not _looks_related(candidate):
             continue
@@ -651,9 +660,34 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
     if batch:
         await _run_queries(run, service, batch, SearchContext(after=search_context.after))
     added = _follow_links(run, queries[0], sites)
-    if not batch and not added:
+    if not batch and not added and not transplanted:
         return ranked
     return await _rank(run, reference)
+
+
+async def _transplant_slug(run: _Run, site_engine: SiteEngine | None) -> int:
+    """The dead page's slug under the folders its live siblings use now (tools.siblings):
+    the folders of the same-site candidates (pages found for this link), else of the pages
+    the site lists (sitemap, root page; already read by the site engine), else of the links
+    on fetched pages; at most MAX_TRANSPLANTS URLs a recovery. Returns hits added."""
+    if len(run.transplanted) >= MAX_TRANSPLANTS or not run.allowed("SITE") or run.site_gone:
+        return 0
+    urls = transplants(run.url, [evidence.url for evidence in run.candidates.values()])
+    if not urls and site_engine is not None and not run.host_silent:
+        listing = await site_engine.listing(origin_of(run.url))
+        urls = transplants(run.url, list(listing.pages))
+    if not urls:
+        urls = transplants(run.url, [link.url for links in run.outlinks.values()
+                                     for link in links])
+    added = 0
+    for url in urls:
+        if url in run.transplanted or len(run.transplanted) >= MAX_TRANSPLANTS:
+            continue
+        run.transplanted.add(url)
+        if run.add_hit("SITE", Hit(url=url, rank=len(run.transplanted),
+                                   engine="siblings")) is not None:
+            added += 1
+    return added
 
 
 MAX_SITE_MOVES = 3  # answering variant hosts whose maps are read

@@ -25,12 +25,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
-from urllib.parse import unquote, urlsplit
 
 import wordfreq
 
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.text import stopwords, tokenize
+from pagetrail.tools.uritokens import path_tokens, slug_words
 from pagetrail.tools.urls import host_of, site_of
 
 MAX_CHARS = 200_000  # longer pages are clipped: the head of a page carries its identity
@@ -383,44 +383,23 @@ def title_similarity(a: str, b: str, *, lang: str = "en", site_a: str = "", url_
 
 # ---------------------------------------------------------------- URLs
 
-_URL_SPLIT = re.compile(r"[^0-9a-z]+")
-_LETTER_DIGIT = re.compile(r"[a-z]+|[0-9]+")
 # Tokens that say nothing about what a page is.
 URL_STOP = frozenset({
     "html", "htm", "shtml", "php", "asp", "aspx", "jsp", "cgi", "cfm", "pl", "index", "default",
     "www", "http", "https",
 })
-_EXTENSION = re.compile(r"\.(?:s?html?|php\d?|aspx?|jsp|cgi|cfm)$", re.I)
 
 
 def url_tokens(url: str) -> list[str]:
-    """Tokens of a URL's path and query: split at punctuation and letter/digit boundaries."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return []
-    text = unquote(f"{parts.path} {parts.query}").lower()
-    out: list[str] = []
-    for chunk in _URL_SPLIT.split(text):
-        for token in _LETTER_DIGIT.findall(chunk):
-            if token not in URL_STOP:
-                out.append((token.lstrip("0") or "0") if token.isdigit() else token)
-    return out
+    """Tokens of a URL's path and query (tools.uritokens), split at letter/digit boundaries
+    too, numbers without leading zeros ('pep-0008' → pep, 8)."""
+    return [(token.lstrip("0") or "0") if token.isdigit() else token
+            for token in path_tokens(url, split_digits=True) if token not in URL_STOP]
 
 
 def slug_tokens(url: str) -> list[str]:
-    """Word tokens of the last non-empty path segment, extension and numbers dropped."""
-    try:
-        path = unquote(urlsplit(url).path)
-    except ValueError:
-        return []
-    segments = [s for s in path.split("/") if s and not _EXTENSION.fullmatch("." + s)]
-    for segment in reversed(segments):
-        words = [t for t in _LETTER_DIGIT.findall(_EXTENSION.sub("", segment.lower()))
-                 if not t.isdigit() and t not in URL_STOP and len(t) >= 2]
-        if words:
-            return words
-    return []
+    """Word tokens of the last path segment that has any, extension and numbers dropped."""
+    return slug_words(url, URL_STOP)
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Protocol
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import wordfreq
-import wordninja
 
 from pagetrail.tools.models import Term
 from pagetrail.tools.text import content_terms, stopwords
+from pagetrail.tools.uritokens import path_tokens, split_concatenated
 
 TF_SMOOTHING = 0.4  # Klein & Nelson's a: tf_norm = a + (1 − a)·tf/tf_max
 NOTIONAL_DOCS = 1_000_000
@@ -181,10 +181,6 @@ URL_COMMON: dict[str, float] = {
                      "ref", "utm", "source", "medium", "campaign", "action", "cat", "p"],
                     5e-3),
 }
-_EXTENSIONS = frozenset({"html", "htm", "shtml", "php", "php3", "asp", "aspx", "jsp", "cgi",
-                         "pl", "cfm", "xhtml", "do", "action"})
-_URL_SPLIT = re.compile(r"[^0-9a-zA-Z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]+")
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _HEXISH = re.compile(r"^(?=.*\d)[0-9a-f]{6,}$")
 _TLDS_AND_HOST = frozenset({"www", "com", "org", "net", "edu", "gov", "co", "uk", "de", "io",
                             "info", "biz", "eu", "us", "at", "ch", "fr", "nl", "es", "it"})
@@ -198,58 +194,24 @@ def _is_id(token: str) -> bool:
     return has_digit and (sum(ch.isdigit() for ch in token) * 2 >= len(token) or len(token) > 12)
 
 
-@lru_cache(maxsize=65_536)
-def split_concatenated(token: str, lang: str = "en") -> tuple[str, ...]:
-    """'solarfarms' → ('solar', 'farms') (wordninja), only when the token is not a word;
-    else (token,). The one splitter of concatenated words in URLs and queries (these URL
-    terms, and the site/CDX engines' overlap ranking).
-
-    Accepted only if every part is at least three letters long or a known word, so that
-    unknown names ('stunnel' → 's', 'tunnel') stay whole.
-    """
-    if len(token) < 6 or not token.isalpha() or not token.isascii():
-        return (token,)
-    if _zipf(token, "en") >= 2.5:
-        return (token,)
-    if lang != "en" and lang in _wordfreq_languages() and _zipf(token, lang) >= 2.5:
-        return (token,)  # a word of the page's language ('bunten'), not two English ones
-    parts = wordninja.split(token)
-    if len(parts) < 2:
-        return (token,)
-    if all(len(p) >= 3 or (len(p) == 2 and wordfreq.zipf_frequency(p, "en") >= 5.0)
-           for p in parts) and all(wordfreq.zipf_frequency(p, "en") >= 2.5 for p in parts):
-        return tuple(p.lower() for p in parts)
-    return (token,)
-
-
 def url_words(url: str, *, include_host: bool = False, lang: str = "en") -> list[str]:
-    """Words of a URL's path (and query values), in order: slugs split on punctuation,
-    camelCase and concatenated words split, numbers/ids/extensions/stop words dropped."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return []
-    text_parts = [unquote(parts.path)]
-    text_parts.extend(unquote(v) for v in re.split(r"[&=]", parts.query)[1::2])
+    """Words of a URL's path (and query values), in order: the URL tokeniser's tokens
+    (tools.uritokens), concatenated words split, numbers/ids/stop words dropped."""
     words: list[str] = []
-    if include_host and parts.hostname:
-        words.extend(label for label in parts.hostname.lower().split(".")
-                     if label not in _TLDS_AND_HOST)
+    if include_host:
+        try:
+            host = urlsplit(url).hostname or ""
+        except ValueError:
+            host = ""
+        words.extend(label for label in host.lower().split(".")
+                     if label and label not in _TLDS_AND_HOST)
     stop = stopwords("en") | stopwords(lang)
-    for chunk in text_parts:
-        raw_tokens = _URL_SPLIT.split(_CAMEL.sub(" ", chunk))
-        for i, raw in enumerate(raw_tokens):
-            token = raw.lower()
-            if not token or _is_id(token):
-                continue
-            # 'pep-0008' keeps 'pep'; a trailing '.html' is an extension, not a word.
-            if token in _EXTENSIONS and i == len(raw_tokens) - 1:
-                continue
-            if token.isdigit():
-                continue
-            for word in split_concatenated(token, lang):
-                if len(word) >= 2 and word not in stop and not _is_id(word):
-                    words.append(word)
+    for token in path_tokens(url, query="values"):
+        if _is_id(token):
+            continue
+        for word in split_concatenated(token, lang):
+            if len(word) >= 2 and word not in stop and not _is_id(word):
+                words.append(word)
     return words
 
 

@@ -1,6 +1,14 @@
-"""URI tokenisation for classifying a page by its address alone (pure functions).
+"""The one URL tokeniser (pure functions).
 
-The three methods are Baykan et al.'s, as used by the "lost URI" recommender (seed 004,
+Two families, one splitter of words underneath (`word_tokens`, `split_concatenated`):
+
+- **word tokens of a URL's path and query** (`path_tokens`, `slug_words`), for everything
+  that compares or searches by URL words: URL similarity in ranking (tools.similarity), the
+  site/CDX engines' overlap ranking (tools.engines.overlap), and the URL terms of the
+  evidence (tools.terms.url_words);
+- **the paper's features** for classifying a page by its address alone (below).
+
+The paper's three methods are Baykan et al.'s, as used by the "lost URI" recommender (seed 004,
 §4.2.1, Table 5):
 
 - **tokens** — lower-case, split on every non-letter, drop ``http``/``https`` and every token
@@ -197,12 +205,122 @@ def uri_text(uri: str, options: TokenOptions) -> str:
 @lru_cache(maxsize=131072)
 def split_compound(word: str) -> tuple[str, ...]:
     """Words of a compound (``baseballcards`` → baseball, cards); () if it is not one."""
-    if len(word) < 6:
-        return ()
+    parts = split_concatenated(word)
+    return parts if len(parts) >= 2 else ()
+
+
+# ---------------------------------------------------------------- word tokens of URLs
+
+# A lower-case letter then an upper-case one (ASCII and Latin-1 letters: camelCase is a
+# programmers' habit, rare in other scripts).
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-zß-öø-ÿ])(?=[A-ZÀ-ÖØ-Þ])")
+_WORD_RUN = re.compile(r"[^\W_]+")  # letters and digits of any script
+_LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
+# A page's file extension names its server software, not its subject.
+FILE_EXTENSION = re.compile(
+    r"\.(?:s?html?|xhtml|php\d?|aspx?|jsp|cgi|cfm|pl|do|action)$", re.IGNORECASE)
+_QUERY_SPLIT = re.compile(r"[&=;]")
+QueryPart = Literal["all", "values"]
+
+
+@lru_cache(maxsize=100_000)
+def _zipf(word: str, lang: str) -> float:
+    import wordfreq
+
+    return wordfreq.zipf_frequency(word, lang)
+
+
+@lru_cache(maxsize=1)
+def _wordfreq_languages() -> frozenset[str]:
+    import wordfreq
+
+    return frozenset(wordfreq.available_languages())
+
+
+@lru_cache(maxsize=65_536)
+def split_concatenated(token: str, lang: str = "en") -> tuple[str, ...]:
+    """'solarfarms' → ('solar', 'farms') (wordninja), only when the token is not a word;
+    else (token,). The one splitter of concatenated words in URLs and queries.
+
+    Accepted only if every part is at least three letters long (or a very common two-letter
+    word) and a known word, so that unknown names ('stunnel' → 's', 'tunnel') stay whole.
+    """
+    if len(token) < 6 or not token.isalpha() or not token.isascii():
+        return (token,)
+    if _zipf(token, "en") >= 2.5:
+        return (token,)
+    if lang != "en" and lang in _wordfreq_languages() and _zipf(token, lang) >= 2.5:
+        return (token,)  # a word of the page's language ('bunten'), not two English ones
     import wordninja
 
-    parts = [p for p in wordninja.split(word) if len(p) > 2]
-    return tuple(parts) if len(parts) >= 2 else ()
+    parts = [p.lower() for p in wordninja.split(token)]
+    if len(parts) < 2:
+        return (token,)
+    if all(len(p) >= 3 or (len(p) == 2 and _zipf(p, "en") >= 5.0) for p in parts) \
+            and all(_zipf(p, "en") >= 2.5 for p in parts):
+        return tuple(parts)
+    return (token,)
+
+
+def word_tokens(text: str, *, split_digits: bool = False, split_compounds: bool = False,
+                lang: str = "en") -> list[str]:
+    """Lower-case word tokens of free text or a URL part, in order.
+
+    Split at every non-alphanumeric character (any script) and at camelCase boundaries;
+    with `split_digits` also between letters and digits ('mp3' → mp, 3); with
+    `split_compounds` a concatenated word is followed by its parts ('solarfarms',
+    'solar', 'farms')."""
+    out: list[str] = []
+    for word in _WORD_RUN.findall(_CAMEL_BOUNDARY.sub(" ", text).lower()):
+        for piece in (_LETTERS_OR_DIGITS.findall(word) if split_digits else (word,)):
+            out.append(piece)
+            if split_compounds:
+                parts = split_concatenated(piece, lang)
+                if len(parts) > 1:
+                    out.extend(parts)
+    return out
+
+
+def url_chunks(url: str, *, query: QueryPart = "all") -> list[str]:
+    """A URL's path (its file extension dropped) and query, percent-decoded: the parts that
+    name a page. The host is left out: it is the same for all of a site's pages."""
+    try:
+        parts = urlsplit(url[: MAX_URI_CHARS * 4])
+    except ValueError:
+        return []
+    chunks = [FILE_EXTENSION.sub("", unquote(parts.path))]
+    if parts.query:
+        if query == "values":
+            chunks.extend(unquote(v) for v in _QUERY_SPLIT.split(parts.query)[1::2])
+        else:
+            chunks.append(unquote(parts.query))
+    return chunks
+
+
+def path_tokens(url: str, *, query: QueryPart = "all", split_digits: bool = False,
+                split_compounds: bool = False, lang: str = "en") -> list[str]:
+    """Word tokens (`word_tokens`) of a URL's path and query, in order."""
+    return [token for chunk in url_chunks(url, query=query)
+            for token in word_tokens(chunk, split_digits=split_digits,
+                                     split_compounds=split_compounds, lang=lang)]
+
+
+def slug_words(url: str, stop: frozenset[str] = frozenset()) -> list[str]:
+    """Letter tokens (two letters or more, not in `stop`) of the last path segment that has
+    any (a page's slug), file extension dropped: 'a/solar-farms.html' → solar, farms."""
+    try:
+        path = unquote(urlsplit(url[: MAX_URI_CHARS * 4]).path)
+    except ValueError:
+        return []
+    for segment in reversed([s for s in path.split("/") if s]):
+        words = [t for t in word_tokens(FILE_EXTENSION.sub("", segment), split_digits=True)
+                 if not t.isdigit() and len(t) >= 2 and t not in stop]
+        if words:
+            return words
+    return []
+
+
+# ---------------------------------------------------------------- the paper's features
 
 
 def uri_tokens(uri: str, options: TokenOptions | None = None) -> list[str]:

@@ -6,15 +6,11 @@ of the query's terms appear in the URL's path (split slugs) and, for links, the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from urllib.parse import unquote, urlsplit
 
-from pagetrail.tools.terms import split_concatenated
 from pagetrail.tools.text import content_terms
+from pagetrail.tools.uritokens import path_tokens, word_tokens
 
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-_NON_WORD = re.compile(r"[^0-9a-z\u00c0-\uffff]+")
 # Path noise that says nothing about the page's subject.
 _URL_NOISE = frozenset({
     "www", "html", "htm", "shtml", "php", "asp", "aspx", "jsp", "cgi", "index", "default",
@@ -23,26 +19,14 @@ _URL_NOISE = frozenset({
 
 
 def text_tokens(text: str) -> list[str]:
-    """Lower-case word tokens of free text or URL parts (camelCase and slugs split)."""
-    text = _CAMEL.sub(" ", unquote(text)).lower()
-    tokens: list[str] = []
-    for token in _NON_WORD.split(text):
-        if not token:
-            continue
-        tokens.append(token)
-        parts = split_concatenated(token)
-        if len(parts) > 1:
-            tokens.extend(parts)
-    return tokens
+    """Lower-case word tokens of free text (tools.uritokens.word_tokens; concatenated words
+    are followed by their parts)."""
+    return word_tokens(text, split_compounds=True)
 
 
 def url_tokens(url: str) -> list[str]:
     """Subject tokens of a URL's path and query (the host is the same for all candidates)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return []
-    return [t for t in text_tokens(f"{parts.path} {parts.query}") if t not in _URL_NOISE]
+    return [t for t in path_tokens(url, split_compounds=True) if t not in _URL_NOISE]
 
 
 def query_terms(query: str) -> list[str]:

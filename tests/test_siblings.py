@@ -1,0 +1,34 @@
+"""The dead page's slug under the folders its live siblings use now (tools.siblings)."""
+
+from __future__ import annotations
+
+from pagetrail.tools.siblings import transplants
+
+
+def test_slug_goes_under_the_most_populated_sibling_folder_in_its_style():
+    siblings = ["https://www.science.example/read/stars-are-born.html",
+                "https://www.science.example/read/black-holes.html",
+                "https://www.science.example/tag/physics/",
+                "https://other.example/read/elsewhere.html"]  # another site: not a sibling
+    assert transplants("https://www.science.example/universe-simulation.html", siblings) == [
+        "https://www.science.example/read/universe-simulation.html",
+        "https://www.science.example/tag/universe-simulation/",
+    ]
+
+
+def test_a_new_date_folder_and_a_dropped_extension():
+    assert transplants("https://code.example/acme/yapapi",
+                       ["https://code.example/acme/2022/05/other-project"]) == [
+        "https://code.example/acme/2022/05/yapapi"]
+    assert transplants("https://cook.example/2020/09/okra-stir-fry.html",
+                       ["https://cook.example/lentil-soup"]) == ["https://cook.example/okra-stir-fry"]
+
+
+def test_nothing_to_transplant():
+    siblings = ["https://www.science.example/read/stars.html"]
+    # A number or a generic word names no page; the dead page's own folder is not new.
+    assert transplants("https://www.science.example/1927", siblings) == []
+    assert transplants("https://www.science.example/news/index.html", siblings) == []
+    assert transplants("https://www.science.example/read/old-article.html", siblings) == []
+    assert transplants("https://www.science.example/page?id=3", siblings) == []
+    assert transplants("not a url", siblings) == []
