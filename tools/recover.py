@@ -33,7 +33,7 @@ from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.overlap import rank_by_overlap
 from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
-from pagetrail.tools.engines.site import SiteEngine, origin_of
+from pagetrail.tools.engines.site import SiteEngine, site_origin
 from pagetrail.tools.errors import PagetrailError, RefusedAddress
 from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.memento import CaptureListings, archived_redirects, fetch_memento
@@ -674,7 +674,7 @@ async def _transplant_slug(run: _Run, site_engine: SiteEngine | None) -> int:
         return 0
     urls = transplants(run.url, [evidence.url for evidence in run.candidates.values()])
     if not urls and site_engine is not None and not run.host_silent:
-        listing = await site_engine.listing(origin_of(run.url))
+        listing = await site_engine.listing(site_origin(run.url))
         urls = transplants(run.url, list(listing.pages))
     if not urls:
         urls = transplants(run.url, [link.url for links in run.outlinks.values()
