@@ -181,6 +181,24 @@ def make_hits(
     return hits
 
 
+def result_rows(engine: str, items: object, fields: tuple[str, str, str], *,
+                what: str = "", missing_is_empty: bool = False,
+                ) -> list[tuple[object, object, object]]:
+    """(url, title, snippet) rows of a JSON list of result objects, read at the keys
+    `fields`; EngineUnavailable if it is not a list (absent is [] when `missing_is_empty`:
+    some APIs leave the list out when nothing matched). Non-objects are skipped."""
+    if items is None and missing_is_empty:
+        return []
+    if not isinstance(items, list):
+        raise EngineUnavailable(f"{engine}: unexpected answer" + (f" ({what})" if what else ""))
+    url, title, snippet = fields
+    return [
+        (item.get(url), item.get(title), item.get(snippet))
+        for item in items
+        if isinstance(item, dict)
+    ]
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
     """`text` with every secret value replaced (error messages must never carry API keys)."""
     for secret in secrets:

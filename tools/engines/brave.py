@@ -20,6 +20,7 @@ from pagetrail.tools.engines.base import (
     fetch_checked,
     make_hits,
     response_json,
+    result_rows,
 )
 from pagetrail.tools.engines.searxng import with_site
 from pagetrail.tools.errors import EngineUnavailable
@@ -35,15 +36,9 @@ def brave_rows(payload: Any) -> list[tuple[object, object, object]]:
         raise EngineUnavailable("brave: unexpected answer")
     web = payload.get("web") or {}
     results = web.get("results") if isinstance(web, dict) else None
-    if results is None:
-        return []  # Brave omits "web" when nothing matched
-    if not isinstance(results, list):
-        raise EngineUnavailable("brave: unexpected answer (web.results)")
-    return [
-        (item.get("url"), item.get("title"), item.get("description"))
-        for item in results
-        if isinstance(item, dict)
-    ]
+    # Brave omits "web" when nothing matched
+    return result_rows("brave", results, ("url", "title", "description"),
+                       what="web.results", missing_is_empty=True)
 
 
 class BraveEngine:

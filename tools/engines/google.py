@@ -21,6 +21,7 @@ from pagetrail.tools.engines.base import (
     fetch_checked,
     make_hits,
     response_json,
+    result_rows,
 )
 from pagetrail.tools.errors import EngineUnavailable
 from pagetrail.tools.models import Hit
@@ -34,16 +35,9 @@ MAX_PAGES = 3
 def google_rows(payload: Any) -> list[tuple[object, object, object]]:
     if not isinstance(payload, dict):
         raise EngineUnavailable("google: unexpected answer")
-    items = payload.get("items")
-    if items is None:
-        return []  # no "items" at all when nothing matched
-    if not isinstance(items, list):
-        raise EngineUnavailable("google: unexpected answer (items)")
-    return [
-        (item.get("link"), item.get("title"), item.get("snippet"))
-        for item in items
-        if isinstance(item, dict)
-    ]
+    # no "items" at all when nothing matched
+    return result_rows("google", payload.get("items"), ("link", "title", "snippet"),
+                       what="items", missing_is_empty=True)
 
 
 class GoogleEngine:

@@ -17,8 +17,8 @@ from pagetrail.tools.engines.base import (
     fetch_checked,
     make_hits,
     response_json,
+    result_rows,
 )
-from pagetrail.tools.errors import EngineUnavailable
 from pagetrail.tools.models import Hit
 from pagetrail.tools.urls import endpoint_url
 
@@ -27,13 +27,8 @@ RESULTS_PER_PAGE = 10
 
 def searxng_rows(payload: Any) -> list[tuple[object, object, object]]:
     """(url, title, snippet) rows of one SearXNG JSON page; EngineUnavailable if malformed."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
-        raise EngineUnavailable("searxng: unexpected answer (no results list)")
-    return [
-        (item.get("url"), item.get("title"), item.get("content"))
-        for item in payload["results"]
-        if isinstance(item, dict)
-    ]
+    results = payload.get("results") if isinstance(payload, dict) else None
+    return result_rows("searxng", results, ("url", "title", "content"), what="no results list")
 
 
 def with_site(query: str, site: str | None) -> str:
