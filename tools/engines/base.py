@@ -271,3 +271,12 @@ async def fetch_checked(
         raise translate_fetch_error(engine, exc, secrets) from None
     raise_for_status(engine, response)
     return response
+
+
+async def fetch_json(fetcher: HttpGetter, engine: str, url: str, *,
+                     headers: Mapping[str, str] | None = None, **options: Any) -> Any:
+    """`fetch_checked` (same options: `secrets`, …) asking for JSON, then the decoded body;
+    EngineUnavailable if it is not JSON."""
+    headers = {"Accept": "application/json", **(headers or {})}
+    return response_json(engine, await fetch_checked(fetcher, engine, url, headers=headers,
+                                                     **options))

@@ -18,9 +18,8 @@ from pagetrail.tools.engines.base import (
     EngineSkipped,
     HttpGetter,
     SearchContext,
-    fetch_checked,
+    fetch_json,
     make_hits,
-    response_json,
     result_rows,
 )
 from pagetrail.tools.errors import EngineUnavailable
@@ -65,17 +64,16 @@ class GoogleEngine:
     async def search(self, query: str, *, site: str | None = None, limit: int = 10,
                      context: SearchContext | None = None) -> list[Hit]:
         secret = self._api_key.get_secret_value()
-        headers = {"Accept": "application/json", "X-Goog-Api-Key": secret}
+        headers = {"X-Goog-Api-Key": secret}
         rows: list[tuple[object, object, object]] = []
         for page in range(MAX_PAGES):
             if len(rows) >= limit:
                 break
             num = min(PAGE, limit - len(rows))
-            response = await fetch_checked(
+            page_rows = google_rows(await fetch_json(
                 self.fetcher, self.name, self.page_url(query, 1 + page * PAGE, num, site),
                 headers=headers, secrets=[secret],
-            )
-            page_rows = google_rows(response_json(self.name, response))
+            ))
             rows.extend(page_rows)
             if len(page_rows) < num:
                 break

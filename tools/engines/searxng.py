@@ -14,9 +14,8 @@ from pagetrail.tools.engines.base import (
     EngineSkipped,
     HttpGetter,
     SearchContext,
-    fetch_checked,
+    fetch_json,
     make_hits,
-    response_json,
     result_rows,
 )
 from pagetrail.tools.models import Hit
@@ -55,11 +54,8 @@ class SearxngEngine:
         rows: list[tuple[object, object, object]] = []
         hits: list[Hit] = []
         for page in range(1, self.max_pages + 1):
-            response = await fetch_checked(
-                self.fetcher, self.name, self.page_url(with_site(query, site), page),
-                headers={"Accept": "application/json"},
-            )
-            page_rows = searxng_rows(response_json(self.name, response))
+            page_rows = searxng_rows(await fetch_json(
+                self.fetcher, self.name, self.page_url(with_site(query, site), page)))
             rows.extend(page_rows)
             hits = make_hits(rows, engine=self.name, limit=limit, site=site)
             # Enough hits, or the last page (a short page means there are no more).
