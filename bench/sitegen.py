@@ -37,19 +37,16 @@ class SiteSpec:
 
 def _target(rng: random.Random, pages: int) -> str:
     kind = rng.choices([k for k, _ in KINDS], weights=[w for _, w in KINDS])[0]
-    if kind == "live":
-        return f"/p/{rng.randrange(1, pages)}.html"
-    if kind == "dead":
-        return f"/gone/{rng.randrange(1000)}.html"
-    if kind == "gone":
-        return f"/removed/{rng.randrange(200)}"
-    if kind == "redirect":
-        return f"/old/{rng.randrange(1, min(pages, 1000))}"
-    if kind == "slow":
-        return f"/slow/{rng.randrange(SLOW_PAGES)}.html"
-    if kind == "soft404":
-        return f"/missing/{rng.randrange(300)}.html"
-    return f"/moved/{rng.randrange(200)}"
+    # kind → (first number, one past the last, path template); redirect_dead is /moved/
+    first, stop, template = {
+        "live": (1, pages, "/p/{}.html"),
+        "dead": (0, 1000, "/gone/{}.html"),
+        "gone": (0, 200, "/removed/{}"),
+        "redirect": (1, min(pages, 1000), "/old/{}"),
+        "slow": (0, SLOW_PAGES, "/slow/{}.html"),
+        "soft404": (0, 300, "/missing/{}.html"),
+    }.get(kind, (0, 200, "/moved/{}"))
+    return template.format(rng.randrange(first, stop))
 
 
 def build_site(pages: int = 5000, links_per_page: int = 4, seed: int = 42) -> SiteSpec:

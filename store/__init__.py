@@ -11,8 +11,9 @@ The names below load on first use (PEP 562), so that importing `pagetrail.store.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pagetrail._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from pagetrail.store.db import PoolSize, Store, open_store
@@ -30,8 +31,9 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "PoolSize": "db", "Store": "db", "open_store": "db",
-    **{name: "models" for name in ("Base", "DigestRun", "LinkCheck", "LinkEdge", "MementoCache",
+    "PoolSize": "pagetrail.store.db", "Store": "pagetrail.store.db",
+    "open_store": "pagetrail.store.db",
+    **{name: "pagetrail.store.models" for name in ("Base", "DigestRun", "LinkCheck", "LinkEdge", "MementoCache",
                                    "Move", "Pick", "RecoveryRow", "SearchCache", "Watch")},
 }
 
@@ -52,8 +54,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"pagetrail.store.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _WHERE, globals())

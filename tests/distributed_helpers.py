@@ -17,10 +17,10 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from loopback import GetHeadHandler, Loopback
 
 REPO = Path(__file__).resolve().parent.parent
 REDIS_SCRIPT = REPO / "scripts" / "redis.sh"
@@ -110,7 +110,7 @@ class Worker:
                 self.kill()
 
 
-class MeteredServer:
+class MeteredServer(Loopback):
     """A loopback HTTP server that answers after `latency` seconds and records, per Host
     header, when each request arrived and how many were in flight at once."""
 
@@ -122,13 +122,8 @@ class MeteredServer:
         self._lock = threading.Lock()
         meter = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _answer(self, body: bool) -> None:
+        class Handler(GetHeadHandler):
+            def answer(self, with_body: bool) -> None:
                 host = (self.headers.get("Host") or "").split(":")[0]
                 with meter._lock:
                     meter.arrivals[host].append(time.monotonic())
@@ -142,23 +137,13 @@ class MeteredServer:
                     self.send_header("Content-Type", "text/plain")
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
-                    if body:
+                    if with_body:
                         self.wfile.write(payload)
                 finally:
                     with meter._lock:
                         meter.in_flight[host] -= 1
 
-            def do_GET(self) -> None:
-                self._answer(True)
-
-            def do_HEAD(self) -> None:
-                self._answer(False)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        super().__init__(Handler)
 
     def max_per_window(self, host: str, window: float = 1.0) -> int:
         """The most requests that arrived within any closed `window` seconds."""
@@ -169,10 +154,6 @@ class MeteredServer:
                 start += 1
             best = max(best, end - start + 1)
         return best
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 TEST_REDIS_URL = os.environ.get("PAGETRAIL_TEST_REDIS_URL")

@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+
+from loopback import Loopback, QuietHandler
 
 TIMESTAMP = "20190101000000"
 SMALL_PAGE = (b"<html><head><title>A small archived page</title></head><body><p>Solar farms "
@@ -31,12 +31,12 @@ class HeavyArchive:
         self.captures = 0
         self.authorizations: list[str | None] = []  # the Authorization header of each request
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: Loopback | None = None
 
     @property
     def base(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._server.base
 
     @property
     def prefix(self) -> str:
@@ -45,7 +45,7 @@ class HeavyArchive:
     def start(self) -> HeavyArchive:
         archive = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
@@ -76,14 +76,9 @@ class HeavyArchive:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = Loopback(Handler)
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.close()

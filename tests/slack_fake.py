@@ -19,11 +19,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 import httpx
+from loopback import Loopback, QuietHandler
 from slack_sdk.signature import SignatureVerifier
 
 BOT_USER = "UBOT"
@@ -56,14 +56,14 @@ class FakeSlack:
     uploads: dict[str, bytes] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
-    _server: ThreadingHTTPServer | None = None
+    _server: Loopback | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> FakeSlack:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 data_in = self.rfile.read(length)
@@ -81,22 +81,17 @@ class FakeSlack:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = Loopback(Handler)
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.close()
 
     @property
     def base(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._server.base
 
     @property
     def api_url(self) -> str:

@@ -3,12 +3,11 @@ verification of proposals against a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
+from loopback import Loopback, QuietHandler
 
 from pagetrail.store import Store
 from pagetrail.tools.aliases import (
@@ -301,7 +300,7 @@ def test_cli_infers_from_the_store(store: Store, capsys: pytest.CaptureFixture[s
 
 # --- verification -------------------------------------------------------------------------
 
-class _Site(BaseHTTPRequestHandler):
+class _Site(QuietHandler):
     pages: ClassVar[dict[str, str]] = {"/new/alive": "<html><title>Alpine lakes</title><body>alpine lakes hiking "
                            "trails water</body></html>",
              "/new/other": "<html><body>stock market prices bonds</body></html>"}
@@ -315,18 +314,12 @@ class _Site(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
 def site() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    server = Loopback(_Site)
+    yield server.base
+    server.close()
 
 
 async def test_verify_proposals_fetches_and_compares(site: str) -> None:

@@ -10,10 +10,10 @@ import gzip
 import threading
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote
 
 import pytest
+from loopback import GetHeadHandler, Loopback
 
 from pagetrail.tools.bulkfetch import TARGET_SAFE, BulkFetcher, request_target
 from pagetrail.tools.errors import (
@@ -37,7 +37,7 @@ def html(title: str, text: str) -> bytes:
     return f"<html><head><title>{title}</title></head><body><p>{text}</p></body></html>".encode()
 
 
-class Server:
+class Server(Loopback):
     """HTTP/1.1 keep-alive server on 127.0.0.1; counts hits per path and connections.
     An answer with a Transfer-Encoding header is written as given (pre-chunked)."""
 
@@ -49,18 +49,13 @@ class Server:
         self.lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(GetHeadHandler):
             def setup(self) -> None:
                 super().setup()
                 with server.lock:
                     server.connections += 1
 
-            def _answer(self, with_body: bool) -> None:
+            def answer(self, with_body: bool) -> None:
                 with server.lock:
                     server.hits[self.path] += 1
                 route = server.routes.get(self.path)
@@ -80,21 +75,7 @@ class Server:
                     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                         self.wfile.write(body)
 
-            def do_GET(self) -> None:
-                self._answer(True)
-
-            def do_HEAD(self) -> None:
-                self._answer(False)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 def settings(**overrides: object) -> Settings:

@@ -5,12 +5,11 @@ CLI's main(), the MCP SDK client) with hostile paths, queries and fragments."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from loopback import Loopback, QuietHandler
 from mcp import Client
 
 from pagetrail.cli.main import main
@@ -30,12 +29,12 @@ HOSTILE = [
 PREFIXES = ("/web/", "/cdx/search/cdx", "/hn/v1/", "/sx/")  # the /web layout's CDX too
 
 
-class Recorder:
+class Recorder(Loopback):
     def __init__(self) -> None:
         self.lines: list[str] = []
         recorder = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 recorder.lines.append(self.requestline)
                 self.send_response(404)
@@ -44,12 +43,7 @@ class Recorder:
 
             do_HEAD = do_GET
 
-            def log_message(self, *_args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(Handler)
 
     def paths(self) -> list[str]:
         """The request targets received for this server (absolute-form through the proxy)."""
@@ -89,8 +83,7 @@ def recorder(monkeypatch, tmp_path) -> Iterator[Recorder]:
     try:
         yield rec
     finally:
-        rec.server.shutdown()
-        rec.server.server_close()
+        rec.close()
 
 
 @pytest.mark.parametrize("url", HOSTILE)

@@ -12,10 +12,10 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+from loopback import Loopback, QuietHandler
 
 
 @dataclass
@@ -37,14 +37,14 @@ class Answer:
 Route = Answer | Callable[[Seen], Answer]
 
 
-class LocalServer:
+class LocalServer(Loopback):
     def __init__(self) -> None:
         self.routes: dict[str, Route] = {}
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 seen = Seen(parts.path, parse_qs(parts.query),
@@ -65,35 +65,21 @@ class LocalServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     def requests_to(self, path: str) -> list[Seen]:
         with self._lock:
             return [s for s in self.seen if s.path == path]
 
-    def start(self) -> LocalServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @contextmanager
 def local_server() -> Iterator[LocalServer]:
-    server = LocalServer().start()
+    server = LocalServer()
     try:
         yield server
     finally:
-        server.stop()
+        server.close()
 
 
 def loopback_settings(**overrides: object):

@@ -9,12 +9,13 @@ import time
 import tracemalloc
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
 import pytest
+from loopback import GetHeadHandler, Loopback
 
 from pagetrail.tools.errors import (
     BodyTooLarge,
@@ -46,7 +47,7 @@ def redirect(location: str, status: int = 301) -> Route:
     return lambda _req: (status, {"Location": location}, b"")
 
 
-class LocalServer:
+class LocalServer(Loopback):
     """A threaded HTTP/1.1 server with a route table; counts requests per path."""
 
     def __init__(self, routes: dict[str, Route], fallback: Route | None = None) -> None:
@@ -57,13 +58,8 @@ class LocalServer:
         self.headers_seen: list[dict[str, str]] = []
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _serve(self, send_body: bool) -> None:
+        class Handler(GetHeadHandler):
+            def answer(self, with_body: bool) -> None:
                 path = self.path if self.path.startswith("/") else urlsplit(self.path).path
                 server.hits[path] += 1
                 server.methods.append((self.command, path))
@@ -82,7 +78,7 @@ class LocalServer:
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                if not send_body:
+                if not with_body:
                     return
                 try:
                     for chunk in chunks:
@@ -92,24 +88,13 @@ class LocalServer:
                 if "Content-Length" not in headers:
                     self.close_connection = True
 
-            def do_GET(self) -> None:
-                self._serve(True)
-
-            def do_HEAD(self) -> None:
-                self._serve(False)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
+        super().__init__(Handler)
 
     def __enter__(self) -> LocalServer:
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.close()
 
 
 @contextmanager
@@ -227,13 +212,7 @@ async def test_fifty_megabyte_body_stops_at_the_limit_with_low_memory() -> None:
     big: Route = lambda _r: (200, {"Content-Type": "text/plain"}, _endless(50 * 2**20))  # noqa: E731
     with serve({"/big": big}) as srv:
         async with quick_fetcher(loopback_settings(max_bytes=2 * 2**20)) as f:
-            tracemalloc.start()
-            try:
-                with pytest.raises(BodyTooLarge):
-                    await f.get(srv.base + "/big")
-                _, peak = tracemalloc.get_traced_memory()
-            finally:
-                tracemalloc.stop()
+            peak = await peak_memory_while_refused(f.get(srv.base + "/big"), BodyTooLarge)
     assert peak < 12 * 2**20, f"peak memory {peak / 2**20:.1f} MB"
 
 
@@ -245,6 +224,18 @@ async def test_declared_content_length_over_limit_is_refused_before_reading() ->
                 await f.get(srv.base + "/big")
             small = await f.get(srv.base + "/big", max_bytes=4 * 2**20)
     assert len(small.content) == len(data)
+
+
+async def peak_memory_while_refused(fetch: Awaitable[object],
+                                    error: type[Exception]) -> int:
+    """The peak of traced memory (bytes) while `fetch` runs and raises `error`."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(error):
+            await fetch
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def _gzip_bomb(size: int) -> bytes:
@@ -263,13 +254,7 @@ async def test_gzip_bomb_is_stopped_at_the_decompressed_limit() -> None:
     with serve({"/bomb": lambda _r: (200, dict(headers), bomb),
                 "/fine": lambda _r: (200, dict(headers), page)}) as srv:
         async with quick_fetcher(loopback_settings(max_bytes=5 * 2**20)) as f:
-            tracemalloc.start()
-            try:
-                with pytest.raises(DecompressionBomb):
-                    await f.get(srv.base + "/bomb")
-                _, peak = tracemalloc.get_traced_memory()
-            finally:
-                tracemalloc.stop()
+            peak = await peak_memory_while_refused(f.get(srv.base + "/bomb"), DecompressionBomb)
             fine = await f.get(srv.base + "/fine")
     assert peak < 25 * 2**20
     assert fine.text().startswith("<html><title>ok</title>word")

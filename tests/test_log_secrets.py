@@ -24,8 +24,7 @@ def recorder():
     try:
         yield rec
     finally:
-        rec.server.shutdown()
-        rec.server.server_close()
+        rec.close()
 
 
 @pytest.mark.parametrize("command", [

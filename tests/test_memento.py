@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 from urllib.parse import unquote
 
 import pytest
+from loopback import Loopback, QuietHandler
 
 from pagetrail.tools.errors import ArchiveUnavailable
 from pagetrail.tools.fetch import Fetcher
@@ -167,11 +166,8 @@ PAGE = (b"<html><head><title>Solar farms double in a year - News Example</title>
 SOFT404 = b"<html><head><title>Page not found</title></head><body><p>Sorry.</p></body></html>"
 
 
-class _Archive(BaseHTTPRequestHandler):
+class _Archive(QuietHandler):
     mode: ClassVar[dict[str, str]] = {}
-
-    def log_message(self, *args: object) -> None:
-        pass
 
     def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
@@ -217,14 +213,11 @@ class _Archive(BaseHTTPRequestHandler):
 def local_archive() -> Iterator[tuple[str, dict[str, str]]]:
     mode: ClassVar[dict[str, str]] = {}
     handler = type("Handler", (_Archive,), {"mode": mode})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = Loopback(handler)
     try:
-        yield f"http://127.0.0.1:{server.server_port}/coll", mode
+        yield f"{server.base}/coll", mode
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def closed_port_archive() -> str:

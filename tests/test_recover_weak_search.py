@@ -75,16 +75,22 @@ def test_unindexed_move_is_found_through_the_link_graph(weak_bed):
     assert all(c.url != f"{HOST}/deals" for c in recovery.candidates[:1])
 
 
+def _recover_unlinked(tmp_path, rate_limit: dict[str, float], budget: Budget):
+    """Recover the moved page in a world where nothing links to it and the web search
+    answers at `rate_limit`."""
+    bed = start_in_thread(_world(tmp_path / "w", {"rate_limit": rate_limit}, linked=False))
+    try:
+        return _recover(bed, budget)
+    finally:
+        bed.stop()
+
+
 def test_429s_are_waited_out_and_counted(tmp_path):
     # One query a second, none in reserve: a stage's queries, sent together, meet 429s
     # asking for a 1 s wait, which fits in the budget; nothing links to the page, so the
     # recovery goes through every stage.
-    bed = start_in_thread(_world(tmp_path / "w", {
-        "rate_limit": {"per_second": 1, "burst": 1}}, linked=False))
-    try:
-        recovery = _recover(bed, Budget(seconds=60, max_queries=6))
-    finally:
-        bed.stop()
+    recovery = _recover_unlinked(tmp_path, {"per_second": 1, "burst": 1},
+                                 Budget(seconds=60, max_queries=6))
     search = recovery.evidence["search"]
     assert search["rate_limited"] >= 1
     assert search["queries"] > search["rate_limited"]
@@ -95,12 +101,8 @@ def test_429s_are_waited_out_and_counted(tmp_path):
 def test_queries_that_cannot_wait_are_reported(tmp_path):
     # One query every 50 s: after the burst, every 429 asks for a wait beyond the budget;
     # nothing links to the moved page, so the recovery goes on asking the web.
-    bed = start_in_thread(_world(tmp_path / "w", {
-        "rate_limit": {"per_second": 0.02, "burst": 1}}, linked=False))
-    try:
-        recovery = _recover(bed, Budget(seconds=8, max_queries=6))
-    finally:
-        bed.stop()
+    recovery = _recover_unlinked(tmp_path, {"per_second": 0.02, "burst": 1},
+                                 Budget(seconds=8, max_queries=6))
     search = recovery.evidence["search"]
     assert search["rate_limited"] >= 1 and search["unasked"]
     failure = next(f for f in recovery.failures if f.engine == "search")

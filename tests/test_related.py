@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from loopback import Loopback, QuietHandler
 from test_classify import write_directory_file
 
 from pagetrail.cli.main import main
@@ -146,10 +146,7 @@ class _Archive:
 
 
 def _handler(archive: _Archive) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             archive.requests.append(self.path)
             parts = urlsplit(self.path)
@@ -180,14 +177,11 @@ def _handler(archive: _Archive) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def local_archive() -> Iterator[tuple[_Archive, str]]:
     archive = _Archive()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(archive))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = Loopback(_handler(archive))
     try:
-        yield archive, f"http://127.0.0.1:{server.server_address[1]}/coll"
+        yield archive, f"{server.base}/coll"
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 @pytest.fixture

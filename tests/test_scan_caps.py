@@ -5,11 +5,10 @@ over the byte cap is a failed scan, not "0 pages, 0 links". A loopback site, rea
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from loopback import Loopback, QuietHandler
 from mcp import Client
 
 from pagetrail.cli.main import main
@@ -19,9 +18,9 @@ from pagetrail.tools.settings import Settings, get_settings
 LINKS = 200
 
 
-class Site:
+class Site(Loopback):
     def __init__(self) -> None:
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path == "/":
                     links = "".join(f'<li><a href="/p/{i}">page {i}</a></li>'
@@ -47,12 +46,7 @@ class Site:
                 if self.command != "HEAD":
                     self.wfile.write(body)
 
-            def log_message(self, *_args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__(Handler)
 
 
 @pytest.fixture
@@ -68,8 +62,7 @@ def site(monkeypatch, tmp_path) -> Iterator[Site]:
     try:
         yield served
     finally:
-        served.server.shutdown()
-        served.server.server_close()
+        served.close()
 
 
 def _scan(site: Site, capsys, *extra: str) -> tuple[int, dict]:

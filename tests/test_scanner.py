@@ -12,9 +12,9 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from loopback import GetHeadHandler, Loopback
 from sqlalchemy import func, select
 
 from pagetrail.store.linkgraph import backlinks
@@ -39,7 +39,7 @@ def not_found() -> Answer:
     return 404, {"Content-Type": "text/html"}, b"<html><title>Not Found</title>nope</html>"
 
 
-class Site:
+class Site(Loopback):
     """A tiny web site on 127.0.0.1: `routes` maps a path to an answer; unknown paths 404.
 
     `fallback(path)` answers paths without a route (for soft-404 sites)."""
@@ -52,13 +52,8 @@ class Site:
         self.lock = threading.Lock()
         site = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _answer(self, with_body: bool) -> None:
+        class Handler(GetHeadHandler):
+            def answer(self, with_body: bool) -> None:
                 path = self.path
                 with site.lock:
                     site.hits[path] += 1
@@ -79,25 +74,13 @@ class Site:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-            def do_GET(self) -> None:
-                self._answer(True)
-
-            def do_HEAD(self) -> None:
-                self._answer(False)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     def __enter__(self) -> Site:
-        self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.close()
 
     def url(self, path: str) -> str:
         return self.base + path

@@ -8,6 +8,7 @@ import os
 import re
 import time
 from collections import Counter
+from typing import Any
 
 import pytest
 from distributed_helpers import MeteredServer, RedisServer, Worker, have_redis_server, missing
@@ -68,32 +69,30 @@ def _answer(record) -> tuple:
     return record.status, result.get("answer"), tuple(top), memento
 
 
-def _recovery_rows(db: str) -> Counter[str]:
+def _value_counts(db: str, column: Any) -> Counter[str]:
+    """How many rows of `column`'s table hold each of its values."""
     from sqlalchemy import select
 
     from pagetrail.store import Store
-    from pagetrail.store.models import RecoveryRow
 
     store = Store(db, migrate=False)
     try:
         with store.session() as s:
-            return Counter(s.scalars(select(RecoveryRow.request_key)))
+            return Counter(s.scalars(select(column)))
     finally:
         store.dispose()
+
+
+def _recovery_rows(db: str) -> Counter[str]:
+    from pagetrail.store.models import RecoveryRow
+
+    return _value_counts(db, RecoveryRow.request_key)
 
 
 def _job_rows(db: str) -> Counter[str]:
-    from sqlalchemy import select
-
-    from pagetrail.store import Store
     from pagetrail.store.jobs import JobRow
 
-    store = Store(db, migrate=False)
-    try:
-        with store.session() as s:
-            return Counter(s.scalars(select(JobRow.key)))
-    finally:
-        store.dispose()
+    return _value_counts(db, JobRow.key)
 
 
 @pytest.fixture

@@ -15,9 +15,10 @@ checkout's root on `sys.path` (`python -m pytest`) never shadows the installed m
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pagetrail._lazy import lazy_getattr
 
 try:
     __version__ = version("pagetrail")
@@ -552,15 +553,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import the module behind a public name on first use (and cache the name here)."""
-    target = _EXPORTS.get(name)
-    if target is None:
-        raise AttributeError(f"module 'pagetrail' has no attribute {name!r}")
-    module_name, _, attribute = target.partition(":")
-    value = getattr(importlib.import_module(module_name), attribute or name)
-    globals()[name] = value
-    return value
+# Import the module behind a public name on first use (and cache the name here).
+__getattr__ = lazy_getattr("pagetrail", _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

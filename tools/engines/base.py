@@ -181,6 +181,24 @@ def make_hits(
     return hits
 
 
+def result_rows(engine: str, items: object, fields: tuple[str, str, str], *,
+                what: str = "", missing_is_empty: bool = False,
+                ) -> list[tuple[object, object, object]]:
+    """(url, title, snippet) rows of a JSON list of result objects, read at the keys
+    `fields`; EngineUnavailable if it is not a list (absent is [] when `missing_is_empty`:
+    some APIs leave the list out when nothing matched). Non-objects are skipped."""
+    if items is None and missing_is_empty:
+        return []
+    if not isinstance(items, list):
+        raise EngineUnavailable(f"{engine}: unexpected answer" + (f" ({what})" if what else ""))
+    url, title, snippet = fields
+    return [
+        (item.get(url), item.get(title), item.get(snippet))
+        for item in items
+        if isinstance(item, dict)
+    ]
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
     """`text` with every secret value replaced (error messages must never carry API keys)."""
     for secret in secrets:
@@ -253,3 +271,12 @@ async def fetch_checked(
         raise translate_fetch_error(engine, exc, secrets) from None
     raise_for_status(engine, response)
     return response
+
+
+async def fetch_json(fetcher: HttpGetter, engine: str, url: str, *,
+                     headers: Mapping[str, str] | None = None, **options: Any) -> Any:
+    """`fetch_checked` (same options: `secrets`, …) asking for JSON, then the decoded body;
+    EngineUnavailable if it is not JSON."""
+    headers = {"Accept": "application/json", **(headers or {})}
+    return response_json(engine, await fetch_checked(fetcher, engine, url, headers=headers,
+                                                     **options))

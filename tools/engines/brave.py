@@ -17,9 +17,9 @@ from pagetrail.tools.engines.base import (
     EngineSkipped,
     HttpGetter,
     SearchContext,
-    fetch_checked,
+    fetch_json,
     make_hits,
-    response_json,
+    result_rows,
 )
 from pagetrail.tools.engines.searxng import with_site
 from pagetrail.tools.errors import EngineUnavailable
@@ -35,15 +35,9 @@ def brave_rows(payload: Any) -> list[tuple[object, object, object]]:
         raise EngineUnavailable("brave: unexpected answer")
     web = payload.get("web") or {}
     results = web.get("results") if isinstance(web, dict) else None
-    if results is None:
-        return []  # Brave omits "web" when nothing matched
-    if not isinstance(results, list):
-        raise EngineUnavailable("brave: unexpected answer (web.results)")
-    return [
-        (item.get("url"), item.get("title"), item.get("description"))
-        for item in results
-        if isinstance(item, dict)
-    ]
+    # Brave omits "web" when nothing matched
+    return result_rows("brave", results, ("url", "title", "description"),
+                       what="web.results", missing_is_empty=True)
 
 
 class BraveEngine:
@@ -64,13 +58,11 @@ class BraveEngine:
                      context: SearchContext | None = None) -> list[Hit]:
         secret = self._api_key.get_secret_value()
         params = {"q": with_site(query, site), "count": min(max(limit, 1), MAX_COUNT)}
-        response = await fetch_checked(
+        payload = await fetch_json(
             self.fetcher, self.name, endpoint_url(self.base_url, "res/v1/web/search", params=params),
-            headers={"Accept": "application/json", "X-Subscription-Token": secret},
-            secrets=[secret],
+            headers={"X-Subscription-Token": secret}, secrets=[secret],
         )
-        return make_hits(brave_rows(response_json(self.name, response)),
-                         engine=self.name, limit=limit, site=site)
+        return make_hits(brave_rows(payload), engine=self.name, limit=limit, site=site)
 
 
 class BraveSettings(BaseSettings):

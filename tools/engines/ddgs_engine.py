@@ -15,6 +15,7 @@ from pagetrail.tools.engines.base import (
     EngineTransient,
     SearchContext,
     make_hits,
+    result_rows,
 )
 from pagetrail.tools.engines.searxng import with_site
 from pagetrail.tools.errors import EngineUnavailable, RateLimited
@@ -22,13 +23,7 @@ from pagetrail.tools.models import Hit
 
 
 def ddgs_rows(results: Any) -> list[tuple[object, object, object]]:
-    if not isinstance(results, list):
-        raise EngineUnavailable("ddgs: unexpected answer")
-    return [
-        (item.get("href"), item.get("title"), item.get("body"))
-        for item in results
-        if isinstance(item, dict)
-    ]
+    return result_rows("ddgs", results, ("href", "title", "body"))
 
 
 class DdgsEngine:

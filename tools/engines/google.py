@@ -18,9 +18,9 @@ from pagetrail.tools.engines.base import (
     EngineSkipped,
     HttpGetter,
     SearchContext,
-    fetch_checked,
+    fetch_json,
     make_hits,
-    response_json,
+    result_rows,
 )
 from pagetrail.tools.errors import EngineUnavailable
 from pagetrail.tools.models import Hit
@@ -34,16 +34,9 @@ MAX_PAGES = 3
 def google_rows(payload: Any) -> list[tuple[object, object, object]]:
     if not isinstance(payload, dict):
         raise EngineUnavailable("google: unexpected answer")
-    items = payload.get("items")
-    if items is None:
-        return []  # no "items" at all when nothing matched
-    if not isinstance(items, list):
-        raise EngineUnavailable("google: unexpected answer (items)")
-    return [
-        (item.get("link"), item.get("title"), item.get("snippet"))
-        for item in items
-        if isinstance(item, dict)
-    ]
+    # no "items" at all when nothing matched
+    return result_rows("google", payload.get("items"), ("link", "title", "snippet"),
+                       what="items", missing_is_empty=True)
 
 
 class GoogleEngine:
@@ -71,17 +64,16 @@ class GoogleEngine:
     async def search(self, query: str, *, site: str | None = None, limit: int = 10,
                      context: SearchContext | None = None) -> list[Hit]:
         secret = self._api_key.get_secret_value()
-        headers = {"Accept": "application/json", "X-Goog-Api-Key": secret}
+        headers = {"X-Goog-Api-Key": secret}
         rows: list[tuple[object, object, object]] = []
         for page in range(MAX_PAGES):
             if len(rows) >= limit:
                 break
             num = min(PAGE, limit - len(rows))
-            response = await fetch_checked(
+            page_rows = google_rows(await fetch_json(
                 self.fetcher, self.name, self.page_url(query, 1 + page * PAGE, num, site),
                 headers=headers, secrets=[secret],
-            )
-            page_rows = google_rows(response_json(self.name, response))
+            ))
             rows.extend(page_rows)
             if len(page_rows) < num:
                 break

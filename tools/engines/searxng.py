@@ -14,11 +14,10 @@ from pagetrail.tools.engines.base import (
     EngineSkipped,
     HttpGetter,
     SearchContext,
-    fetch_checked,
+    fetch_json,
     make_hits,
-    response_json,
+    result_rows,
 )
-from pagetrail.tools.errors import EngineUnavailable
 from pagetrail.tools.models import Hit
 from pagetrail.tools.urls import endpoint_url
 
@@ -27,13 +26,8 @@ RESULTS_PER_PAGE = 10
 
 def searxng_rows(payload: Any) -> list[tuple[object, object, object]]:
     """(url, title, snippet) rows of one SearXNG JSON page; EngineUnavailable if malformed."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
-        raise EngineUnavailable("searxng: unexpected answer (no results list)")
-    return [
-        (item.get("url"), item.get("title"), item.get("content"))
-        for item in payload["results"]
-        if isinstance(item, dict)
-    ]
+    results = payload.get("results") if isinstance(payload, dict) else None
+    return result_rows("searxng", results, ("url", "title", "content"), what="no results list")
 
 
 def with_site(query: str, site: str | None) -> str:
@@ -60,11 +54,8 @@ class SearxngEngine:
         rows: list[tuple[object, object, object]] = []
         hits: list[Hit] = []
         for page in range(1, self.max_pages + 1):
-            response = await fetch_checked(
-                self.fetcher, self.name, self.page_url(with_site(query, site), page),
-                headers={"Accept": "application/json"},
-            )
-            page_rows = searxng_rows(response_json(self.name, response))
+            page_rows = searxng_rows(await fetch_json(
+                self.fetcher, self.name, self.page_url(with_site(query, site), page)))
             rows.extend(page_rows)
             hits = make_hits(rows, engine=self.name, limit=limit, site=site)
             # Enough hits, or the last page (a short page means there are no more).

@@ -17,7 +17,7 @@ import tempfile
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from pagetrail.tools.settings import Settings
@@ -34,7 +34,14 @@ log = logging.getLogger(__name__)
 
 SEARCH_ENGINES = "site,cdx,searxng,local"
 LOOPBACK_HOSTS = "127.0.0.1,localhost"
+T = TypeVar("T")
+
 PROBE_SECONDS = 2.0  # a loopback service that takes longer to accept is as good as down
+
+
+def _started(part: T | None) -> T:
+    assert part is not None, "testbed not started"
+    return part
 
 
 class Testbed:
@@ -68,28 +75,23 @@ class Testbed:
     # --- endpoints -------------------------------------------------------------------------
     @property
     def proxy_url(self) -> str:
-        assert self._proxy is not None, "testbed not started"
-        return f"http://{self.host}:{self._proxy.port}"
+        return f"http://{self.host}:{_started(self._proxy).port}"
 
     @property
     def search_url(self) -> str:
-        assert self._search is not None, "testbed not started"
-        return f"http://{self.host}:{self._search.port}"
+        return f"http://{self.host}:{_started(self._search).port}"
 
     @property
     def archive_url(self) -> str:
-        assert self._archive is not None, "testbed not started"
-        return self._archive.collection_url
+        return _started(self._archive).collection_url
 
     @property
     def spn_url(self) -> str:
-        assert self._spn_server is not None, "testbed not started"
-        return f"http://{self.host}:{self._spn_server.port}/save"
+        return f"http://{self.host}:{_started(self._spn_server).port}/save"
 
     @property
     def ca_bundle(self) -> str:
-        assert self._ca is not None, "testbed not started"
-        return str(self._ca.bundle_path)
+        return str(_started(self._ca).bundle_path)
 
     @property
     def env(self) -> dict[str, str]:
