@@ -1,6 +1,6 @@
 """Fit the confidence calibration of the ranking on a testbed world.
 
-    python bench/calibrate.py WORLD [--out tools/data/rank_calibration.json] [--folds 5]
+    python bench/calibrate.py WORLD [--out tools/ranking/data/rank_calibration.json] [--folds 5]
 
 Serves WORLD with the testbed runner, recovers every case with the full pipeline (a fresh
 store per case, no cache), and fits `rank.fit_calibration` on the top-10 live candidates of
@@ -21,10 +21,10 @@ from typing import Any
 
 from pagetrail.store import Store
 from pagetrail.tools.models import Recovery
-from pagetrail.tools.rank import CALIBRATION_FILE, Calibration, features, fit_calibration
-from pagetrail.tools.recover import recover
+from pagetrail.tools.net.urls import normalize_url
+from pagetrail.tools.ranking.rank import CALIBRATION_FILE, Calibration, features, fit_calibration
+from pagetrail.tools.recovery.pipeline import recover
 from pagetrail.tools.testbed import Testbed, load_world
-from pagetrail.tools.urls import normalize_url
 
 Sample = tuple[dict[str, float], bool]
 

@@ -138,7 +138,7 @@ def start_workers(n: int, env: dict[str, str], logs: Path) -> list[subprocess.Po
     for i in range(n):
         log = open(logs / f"worker{n}-{i}.log", "wb")  # noqa: SIM115 -- lives with the process
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "pagetrail.tools.celery_app", "worker",
+            [sys.executable, "-m", "celery", "-A", "pagetrail.tools.workers.celery_app", "worker",
              "--pool=prefork", "--concurrency=1", "--queues=checks", "--loglevel=WARNING",
              f"--hostname=bench{i}@%h", "--without-gossip", "--without-mingle",
              "--without-heartbeat"], env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -170,7 +170,7 @@ def stop_workers(procs: list[subprocess.Popen[bytes]]) -> None:
 
 async def run_batch(kind_dispatcher: str, urls: list[str], batch: str, settings, store,
                     chunk_concurrency: int) -> tuple[float, int]:  # type: ignore[no-untyped-def]
-    from pagetrail.tools.dispatch import CeleryDispatcher, InProcessDispatcher
+    from pagetrail.tools.workers.dispatch import CeleryDispatcher, InProcessDispatcher
 
     items = [{"url": u, "batch": batch} for u in urls]
     dispatcher = (InProcessDispatcher(settings, store, concurrency=chunk_concurrency)

@@ -399,7 +399,7 @@ RELATED_IN_RECOVERY = 5
 
 
 def related_item_lines(items: Sequence[dict[str, Any]], limit: int = RELATED_ITEMS) -> list[str]:
-    """One line per related archived page (tools.related's `to_dict` shape): a link to the
+    """One line per related archived page (tools.recovery.related's `to_dict` shape): a link to the
     capture labelled with the site, its date, capture count and relatedness."""
     lines = []
     for number, item in enumerate(items[:limit], start=1):

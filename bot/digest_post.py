@@ -1,7 +1,7 @@
 """Posting the weekly link-rot digest to Slack, once per channel and period.
 
 The delivery — which digests are due, posting each once, finishing a thread that broke
-off, the bookkeeping of every run — is the engine's (tools.digest_delivery, over
+off, the bookkeeping of every run — is the engine's (tools.scan.digest_delivery, over
 store.digests). This module is Slack's side of it: `SlackDigestPoster` (one message per
 channel — counts, the top dead links with their best suggestion and a Use-this button —
 the full list as a paginated thread, the trend chart, a failure notice), the `/linkrot

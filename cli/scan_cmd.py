@@ -1,7 +1,7 @@
 """`pagetrail scan URL|SITE`: crawl, check every link once, report what rotted.
 
 A progress bar on a terminal (stderr), nothing in CI or pipes. The report is the digest of
-the scan (tools.digest): Markdown by default, JSON with --json. Running the same scan again
+the scan (tools.scan.digest): Markdown by default, JSON with --json. Running the same scan again
 after an interruption resumes it.
 """
 
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-# wordfreq (the tokenizer) is imported by tools.text on first use: a scan tokenizes only
+# wordfreq (the tokenizer) is imported by tools.content.text on first use: a scan tokenizes only
 # pages with not-found wording or a soft-404 sibling to compare, often none at all.
 from pagetrail import (
     ScanDigest,

@@ -1,6 +1,6 @@
-"""`pagetrail worker`: a Celery worker running pagetrail's jobs (tools.celery_app).
+"""`pagetrail worker`: a Celery worker running pagetrail's jobs (tools.workers.celery_app).
 
-The same as `celery -A pagetrail.tools.celery_app worker`, with pagetrail's checks first
+The same as `celery -A pagetrail.tools.workers.celery_app worker`, with pagetrail's checks first
 (a Redis broker, PostgreSQL, the broker reachable: one clear line otherwise) and its
 queue names as the default.
 """

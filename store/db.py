@@ -131,7 +131,7 @@ class Store:
 # one-line StoreUnavailable they are turned into (callers need not know SQLAlchemy).
 STORE_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError, StoreUnavailable)
 # The driver's faults that pass (connection lost, server restarting): a queue worker retries
-# a job that met one (tools.celery_app) instead of failing it.
+# a job that met one (tools.workers.celery_app) instead of failing it.
 TRANSIENT_STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 
 

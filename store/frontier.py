@@ -1,6 +1,6 @@
 """A distributed scan's frontier: every URL the scan took on, one row per (scan, URL).
 
-A site scan fanned out over workers (tools.scan_jobs) has no process that holds its crawl in
+A site scan fanned out over workers (tools.workers.scan_jobs) has no process that holds its crawl in
 memory: this table is that memory. A row is a page to crawl (`page`), a link to check
 (`link`), or the landing URL of a crawled page's redirect (`alias`, born done: it is neither
 crawled nor checked again, as in the in-process scanner). Each row names the page whose job

@@ -1,6 +1,6 @@
 """Finished jobs, keyed by what they were asked (the dispatcher's memory).
 
-A job (tools.jobs) records its outcome here once: `record_jobs` inserts on (kind, key) and
+A job (tools.workers.jobs) records its outcome here once: `record_jobs` inserts on (kind, key) and
 never overwrites a finished row (done or failed), so a redelivered job — a worker killed after
 writing but before acknowledging — leaves exactly the row the first delivery wrote. A batch is
 resumable because a job whose (kind, key) is finished here is not sent again.

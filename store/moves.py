@@ -1,7 +1,7 @@
 """Moves (table `moves`, written only here): evidence that a URL now lives elsewhere (a pick,
-a live or archived redirect, a confirmed recovery). Alias inference (tools/aliases.py) learns
+a live or archived redirect, a confirmed recovery). Alias inference (tools/recovery/aliases.py) learns
 a site's rewrite pattern from them. The caller validates the URLs and gives the host
-(tools.memory.record_move)."""
+(tools.recovery.memory.record_move)."""
 
 from __future__ import annotations
 

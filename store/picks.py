@@ -1,6 +1,6 @@
 """Picks (table `picks`, written only here): the replacement a person chose (or rejected)
 for a dead URL. The caller gives the site (`host`) and compares URLs
-(tools.memory.record_pick / picks_for)."""
+(tools.recovery.memory.record_pick / picks_for)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Recoveries (table `recoveries`, written only here): one remembered answer per request.
 
 The natural key is `request_key` (a hash of the URL and the request's parameters, made by
-the engine: tools.recover.request_key), unique since migration 0006: remembering the same
+the engine: tools.recovery.pipeline.request_key), unique since migration 0006: remembering the same
 request again (a redelivered job, a re-run after the cache expired) replaces the answer,
 never adds a row."""
 

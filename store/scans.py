@@ -4,7 +4,7 @@
   killed stays `running` and is resumed by the next run with the same target and options.
 - `ScanPage`: the pages a scan has crawled (done once their links are stored); a resumed
   scan rebuilds its frontier from these pages' stored links instead of fetching them again.
-- `LinkStateRow`: the confirmation state of a URL across scans (tools.linkstate), so that
+- `LinkStateRow`: the confirmation state of a URL across scans (tools.linkcheck.linkstate), so that
   weekly runs build on each other. Keyed by a hash of the URL (URLs can exceed index limits).
 
 The checks themselves are `LinkCheck` rows (store.models) tagged with `scan_id`; a check and

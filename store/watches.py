@@ -1,6 +1,6 @@
 """A channel's watches (table `watches`, written only here): add, remove, list. Digests
-(tools.digest) scan what is watched. Targets are compared by the caller's `key` (the
-engine's URL normalisation: tools.memory), inside the same transaction as the write."""
+(tools.scan.digest) scan what is watched. Targets are compared by the caller's `key` (the
+engine's URL normalisation: tools.recovery.memory), inside the same transaction as the write."""
 
 from __future__ import annotations
 

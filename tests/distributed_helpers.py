@@ -73,7 +73,7 @@ class Worker:
                        f"--concurrency={concurrency}", f"--queues={queues}",
                        f"--pool={pool}", "--loglevel=INFO", f"--hostname={name}@%h"]
         else:
-            command = [sys.executable, "-m", "celery", "-A", "pagetrail.tools.celery_app",
+            command = [sys.executable, "-m", "celery", "-A", "pagetrail.tools.workers.celery_app",
                        "worker", f"--concurrency={concurrency}", f"--queues={queues}",
                        f"--pool={pool}", "--loglevel=INFO", f"--hostname={name}@%h",
                        "--without-gossip", "--without-mingle", "--without-heartbeat"]

@@ -10,7 +10,9 @@ import pytest
 from loopback import Loopback, QuietHandler
 
 from pagetrail.store import Store
-from pagetrail.tools.aliases import (
+from pagetrail.tools.errors import InvalidURL
+from pagetrail.tools.net.urls import same_url
+from pagetrail.tools.recovery.aliases import (
     KnownMove,
     Style,
     Thresholds,
@@ -24,9 +26,7 @@ from pagetrail.tools.aliases import (
     structural,
     verify_proposals,
 )
-from pagetrail.tools.errors import InvalidURL
-from pagetrail.tools.memory import moves_for_site, record_move
-from pagetrail.tools.urls import same_url
+from pagetrail.tools.recovery.memory import moves_for_site, record_move
 
 
 def moves(*pairs: tuple[str, str] | tuple[str, str, str]) -> list[KnownMove]:
@@ -323,8 +323,8 @@ def site() -> Iterator[str]:
 
 
 async def test_verify_proposals_fetches_and_compares(site: str) -> None:
-    from pagetrail.tools.aliases import Proposal
-    from pagetrail.tools.fetch import Fetcher
+    from pagetrail.tools.net.fetch import Fetcher
+    from pagetrail.tools.recovery.aliases import Proposal
     from pagetrail.tools.settings import Settings
 
     proposals = [Proposal(f"{site}/new/{name}", "r", 2, 2, 0.67, 0, 0)

@@ -1,4 +1,4 @@
-"""tools/api.py (the primitives' facade) and tools/scan_page.py, against the testbed."""
+"""tools/api.py (the primitives' facade) and tools/scan/page.py, against the testbed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from pagetrail.tools import api
 from pagetrail.tools.errors import InvalidURL, NoMemento, RefusedAddress
 from pagetrail.tools.models import Candidate, Document, Link, Memento, Recovery
-from pagetrail.tools.scan_page import outgoing_links
+from pagetrail.tools.scan.page import outgoing_links
 from pagetrail.tools.settings import Settings
 
 # ------------------------------------------------------------------ pure parts
@@ -112,7 +112,7 @@ async def test_rank_with_text_lists_unreachable_apart(testbed_settings, tiny_wor
 
 @pytest.mark.testbed
 async def test_record_pick_is_read_back(testbed_settings, store, tiny_world) -> None:
-    from pagetrail.tools.memory import picks_for
+    from pagetrail.tools.recovery.memory import picks_for
 
     pick = await api.record_pick(tiny_world.archived_only, tiny_world.wind_page,
                                  note="closest page", via="test", where="C42", store=store)

@@ -14,8 +14,8 @@ from pagetrail.bot import blocks
 from pagetrail.bot.digest_post import post_due_digests
 from pagetrail.bot.posting import SlackPoster, web_client
 from pagetrail.store import DigestRun
-from pagetrail.tools.memory import add_watch
-from pagetrail.tools.scanner import ScanOptions
+from pagetrail.tools.recovery.memory import add_watch
+from pagetrail.tools.scan.scanner import ScanOptions
 
 pytestmark = pytest.mark.testbed
 

@@ -15,7 +15,6 @@ from urllib.parse import quote
 import pytest
 from loopback import GetHeadHandler, Loopback
 
-from pagetrail.tools.bulkfetch import TARGET_SAFE, BulkFetcher, request_target
 from pagetrail.tools.errors import (
     BodyTooLarge,
     DecompressionBomb,
@@ -24,8 +23,9 @@ from pagetrail.tools.errors import (
     RefusedAddress,
     TooManyRedirects,
 )
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.hostprobe import SiblingProber, scan_check
+from pagetrail.tools.linkcheck.hostprobe import SiblingProber, scan_check
+from pagetrail.tools.net.bulkfetch import TARGET_SAFE, BulkFetcher, request_target
+from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.settings import Settings
 
 Answer = tuple[int, dict[str, str], bytes]

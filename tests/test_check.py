@@ -10,7 +10,8 @@ import pytest
 from test_fetch import Route, html, loopback_settings, quick_fetcher, redirect, serve
 
 from pagetrail.cli.main import main
-from pagetrail.tools.check import (
+from pagetrail.tools.errors import InvalidURL
+from pagetrail.tools.linkcheck.check import (
     NOT_FOUND_PHRASES,
     PARKING_PHRASES,
     PARKING_SERVICES,
@@ -26,9 +27,8 @@ from pagetrail.tools.check import (
     resemblance,
     sibling_url,
 )
-from pagetrail.tools.errors import InvalidURL
-from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.models import Hop
+from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.settings import Settings
 
 ARTICLE = """<html><head><title>Solar farms double in a year</title></head><body>
@@ -406,7 +406,7 @@ def test_visible_text_matches_the_lxml_html_version_on_real_and_hostile_pages() 
     import gzip
     from pathlib import Path
 
-    from pagetrail.tools.check import visible_text
+    from pagetrail.tools.linkcheck.check import visible_text
 
     pages = Path(__file__).parent / "fixtures" / "pages"
     samples = [gzip.decompress(p.read_bytes()).decode("utf-8", "replace")

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from pagetrail.cli.main import main
-from pagetrail.tools.classify import (
+from pagetrail.tools.errors import InvalidURL, ModelMissing
+from pagetrail.tools.recovery.classify import (
     CANDIDATES_FILE,
     DEFAULT_VARIANT,
     META_FILE,
@@ -32,7 +33,6 @@ from pagetrail.tools.classify import (
     top_category,
     train,
 )
-from pagetrail.tools.errors import InvalidURL, ModelMissing
 
 TOPICS = {
     "sports": ["football", "soccer", "tennis", "golf", "hockey", "baseball", "cycling", "rugby"],

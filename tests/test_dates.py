@@ -1,4 +1,4 @@
-"""One date parser (tools.dates) behind every face: Slack's /fixlink and the CLI options
+"""One date parser (tools.content.dates) behind every face: Slack's /fixlink and the CLI options
 accept the same dates, and refuse the same ones with a message saying what they accept."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pagetrail.bot.commands import CommandUsageError
 from pagetrail.bot.commands import parse_date as slack_date
 from pagetrail.cli.common import UsageError, date_option
 from pagetrail.cli.common import parse_date as cli_date
-from pagetrail.tools.dates import parse_date
+from pagetrail.tools.content.dates import parse_date
 from pagetrail.tools.errors import InvalidDate
 
 ACCEPTED = {

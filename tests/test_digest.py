@@ -11,8 +11,8 @@ from test_scanner import T0, Clock, Site, fast_settings, page
 
 from pagetrail.cli.main import main
 from pagetrail.store.models import DigestRun, Watch
-from pagetrail.tools.digest import build_digest, run_digests, to_json, to_markdown
-from pagetrail.tools.scanner import ScanOptions, scan
+from pagetrail.tools.scan.digest import build_digest, run_digests, to_json, to_markdown
+from pagetrail.tools.scan.scanner import ScanOptions, scan
 
 
 def _site() -> Site:
@@ -75,7 +75,7 @@ async def test_one_target_crashing_is_that_targets_error_only(store, monkeypatch
 
     import pytest
 
-    import pagetrail.tools.digest as digest_module
+    import pagetrail.tools.scan.digest as digest_module
 
     real_scan = digest_module.scan
     broken = "http://127.0.0.1:9/broken/"

@@ -1,4 +1,4 @@
-"""tools.digest_delivery through its DigestPoster seam, with a face that is not Slack: a
+"""tools.scan.digest_delivery through its DigestPoster seam, with a face that is not Slack: a
 digest is posted once per channel and period, a thread that broke off is finished by the
 next delivery from the stored run, and the runs' bookkeeping (store.digests) says so —
 on SQLite and PostgreSQL (the `store` fixture)."""
@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pagetrail.store.digests import add_run, is_posted, run_summaries
-from pagetrail.tools.digest import ChannelDigest, ScanDigest, period_of, to_json
-from pagetrail.tools.digest_delivery import post_due_digests
-from pagetrail.tools.memory import add_watch
+from pagetrail.tools.recovery.memory import add_watch
+from pagetrail.tools.scan.digest import ChannelDigest, ScanDigest, period_of, to_json
+from pagetrail.tools.scan.digest_delivery import post_due_digests
 from pagetrail.tools.settings import get_settings
 
 NOW = datetime(2030, 1, 9, 9, 0, tzinfo=UTC)

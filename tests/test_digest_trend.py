@@ -18,12 +18,12 @@ from pagetrail.bot import blocks
 from pagetrail.bot.digest_post import digest_view, post_due_digests
 from pagetrail.bot.posting import SlackPoster, web_client
 from pagetrail.store import DigestRun, open_store
-from pagetrail.tools.digest import stored_digest, to_html, to_markdown
-from pagetrail.tools.memory import add_watch
-from pagetrail.tools.scanner import ScanOptions
+from pagetrail.tools.recovery.memory import add_watch
+from pagetrail.tools.scan.digest import stored_digest, to_html, to_markdown
+from pagetrail.tools.scan.scanner import ScanOptions
+from pagetrail.tools.scan.trend import health_counts, render_chart, stored_trend
 from pagetrail.tools.testbed.runner import TestbedThread, start_in_thread
 from pagetrail.tools.testbed.worldgen import WorldBuilder
-from pagetrail.tools.trend import health_counts, render_chart, stored_trend
 
 SOURCE = "https://source.example/reading"
 CHANGED = "https://target.example/changed"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pagetrail.tools.document import (
+from pagetrail.tools.content.document import (
     MAX_HTML_BYTES,
     decode_html,
     link_context,
@@ -201,7 +201,7 @@ def test_junk_input_gives_empty_document(junk):
 def test_archived_and_live_pages_decode_alike():
     """decode_html (archived captures) and the Fetcher (Response.charset) share one charset
     decision, in the WHATWG order: a BOM beats the header, the header beats <meta>."""
-    from pagetrail.tools.fetch import detect_charset
+    from pagetrail.tools.net.fetch import detect_charset
 
     bom = b"\xef\xbb\xbf<p>caf\xc3\xa9</p>"
     assert detect_charset("text/html; charset=iso-8859-1", bom, "text/html") == "utf-8"
@@ -249,7 +249,7 @@ def test_parse_without_links_on_thin_or_hostile_pages(html, monkeypatch):
     outside navigation chrome) is the same with or without links."""
     for extractor_finds_nothing in (False, True):
         if extractor_finds_nothing:
-            monkeypatch.setattr("pagetrail.tools.document.main_text", lambda *_a, **_k: "")
+            monkeypatch.setattr("pagetrail.tools.content.document.main_text", lambda *_a, **_k: "")
         full = parse_document(html, "https://example.org/p")
         lean = parse_document(html, "https://example.org/p", links=False)
         assert lean.links == []

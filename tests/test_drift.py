@@ -1,4 +1,4 @@
-"""Content drift (tools/drift.py): pure measures, and detect_drift against a served world."""
+"""Content drift (tools/linkcheck/drift.py): pure measures, and detect_drift against a served world."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pagetrail.tools.document import parse_document
-from pagetrail.tools.drift import compare, content_similarity, detect_drift
-from pagetrail.tools.fetch import Fetcher
+from pagetrail.tools.content.document import parse_document
+from pagetrail.tools.linkcheck.drift import compare, content_similarity, detect_drift
 from pagetrail.tools.models import Memento
+from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.testbed.runner import start_in_thread
 from pagetrail.tools.testbed.worldgen import WorldBuilder
 
@@ -93,7 +93,7 @@ def test_same_words_in_another_order_are_not_the_same_text():
     content-term cosine near 1, the shingles do not."""
     words = (SOLAR * 2).split()
     shuffled = " ".join(words[i] for i in sorted(range(len(words)), key=lambda i: (i * 7919) % len(words)))
-    from pagetrail.tools.similarity import cosine_text
+    from pagetrail.tools.content.similarity import cosine_text
 
     assert cosine_text(SOLAR * 2, shuffled) > 0.95
     assert content_similarity(SOLAR * 2, shuffled) < 0.3
@@ -180,7 +180,7 @@ def test_check_reports_drift_when_asked(drift_bed):
 
 
 def test_recover_reports_a_working_drifted_link(drift_bed):
-    from pagetrail.tools.recover import recover
+    from pagetrail.tools.recovery.pipeline import recover
 
     settings = drift_bed.settings()
     recovery = asyncio.run(recover(f"{HOST}/drifted", link_date=LINKED, settings=settings,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pagetrail.tools.drift import detect_drift
-from pagetrail.tools.fetch import Fetcher
+from pagetrail.tools.linkcheck.drift import detect_drift
+from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.testbed.runner import start_in_thread
 
 # ../shared beside the checkout; a worktree sits one level deeper (wt/NAME), so look upwards.

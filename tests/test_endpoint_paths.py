@@ -14,8 +14,8 @@ from mcp import Client
 
 from pagetrail.cli.main import main
 from pagetrail.server.app import build_server
+from pagetrail.tools.net.urls import endpoint_url, is_dot_segment, url_as_path_data
 from pagetrail.tools.settings import Settings, get_settings
-from pagetrail.tools.urls import endpoint_url, is_dot_segment, url_as_path_data
 
 HOSTILE = [
     "http://8.8.8.8/x/../../../../../../admin/delete?all=1",

@@ -96,7 +96,7 @@ def loopback_settings(**overrides: object):
 @contextlib.asynccontextmanager
 async def make_fetcher(settings) -> AsyncIterator[object]:
     """The real fetcher (SSRF guard, limits and all) with loopback allowed."""
-    from pagetrail.tools.fetch import Fetcher
+    from pagetrail.tools.net.fetch import Fetcher
 
     async with Fetcher(settings) as fetcher:
         yield fetcher

@@ -10,8 +10,8 @@ import pytest
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.urls import same_url
+from pagetrail.tools.net.fetch import Fetcher
+from pagetrail.tools.net.urls import same_url
 
 pytestmark = pytest.mark.testbed
 

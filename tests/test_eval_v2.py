@@ -12,8 +12,8 @@ import pytest
 
 from pagetrail.cli.common import UsageError
 from pagetrail.cli.eval_cmd import parse_engines, render_markdown
-from pagetrail.tools.eval_runner import recovery_to_result
-from pagetrail.tools.evaluate import CaseResult, build_report, error_summary
+from pagetrail.tools.eval.eval_runner import recovery_to_result
+from pagetrail.tools.eval.evaluate import CaseResult, build_report, error_summary
 from pagetrail.tools.models import CheckResult, Drift, Memento, Recovery
 
 CLI = [sys.executable, "-m", "pagetrail.cli"]

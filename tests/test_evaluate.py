@@ -1,4 +1,4 @@
-"""The evaluator's arithmetic on hand-computed examples (tools/evaluate.py)."""
+"""The evaluator's arithmetic on hand-computed examples (tools/eval/evaluate.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pagetrail.tools.evaluate import (
+from pagetrail.tools.eval.evaluate import (
     Answer,
     CaseResult,
     build_report,
@@ -231,7 +231,7 @@ import httpx  # noqa: E402
 
 from pagetrail.cli.main import main as cli_main  # noqa: E402
 from pagetrail.tools.errors import FetchFailed, PagetrailError  # noqa: E402
-from pagetrail.tools.eval_runner import (  # noqa: E402
+from pagetrail.tools.eval.eval_runner import (  # noqa: E402
     EngineChoice,
     expand_methods,
     recovery_to_result,

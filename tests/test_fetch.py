@@ -25,13 +25,13 @@ from pagetrail.tools.errors import (
     RedirectLoop,
     TooManyRedirects,
 )
-from pagetrail.tools.fetch import (
+from pagetrail.tools.net.fetch import (
     Fetcher,
     detect_charset,
     retry_after_seconds,
     sniff_content_type,
 )
-from pagetrail.tools.politeness import LocalHostLimiter
+from pagetrail.tools.net.politeness import LocalHostLimiter
 from pagetrail.tools.settings import Settings
 
 Body = bytes | Iterable[bytes]

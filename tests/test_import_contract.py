@@ -61,7 +61,7 @@ def with_module(tree: Path, package: str, name: str, source: str) -> None:
 
 
 @pytest.mark.parametrize(("package", "source", "contract"), [
-    ("cli", "from pagetrail.tools.fetch import Fetcher\n",
+    ("cli", "from pagetrail.tools.net.fetch import Fetcher\n",
      "faces import the engine only through `pagetrail`"),
     ("bot", "from pagetrail.store import open_store\n",
      "faces import the engine only through `pagetrail`"),

@@ -14,9 +14,9 @@ import pytest
 from distributed_helpers import MeteredServer, free_port
 
 from pagetrail.store.jobs import JobRecord, count_jobs, done_keys, load_jobs, record_jobs
-from pagetrail.tools.batch import read_batch, write_answers
 from pagetrail.tools.errors import ConfigError
-from pagetrail.tools.jobs import BadJobInput, job_key
+from pagetrail.tools.workers.batch import read_batch, write_answers
+from pagetrail.tools.workers.jobs import BadJobInput, job_key
 
 
 def test_a_job_is_recorded_once_first_writer_wins(store) -> None:
@@ -107,7 +107,7 @@ def test_answers_as_csv_keep_input_order(tmp_path) -> None:
 async def test_redis_limiter_bounds_a_host_across_instances(redis_url) -> None:
     """Three limiters (as three workers would hold) on one Redis: polite requests to a host
     never exceed `rps` in any second and never more than `concurrency` run at once."""
-    from pagetrail.tools.politeness import RedisHostLimiter, redis_client
+    from pagetrail.tools.net.politeness import RedisHostLimiter, redis_client
 
     limiters = [RedisHostLimiter(redis_client(redis_url), rps=10, concurrency=2)
                 for _ in range(3)]
@@ -145,7 +145,7 @@ async def test_redis_limiter_holds_whenever_the_request_reaches_the_host(redis_u
     give this: a late sender followed by a prompt one arrive closer than 1/rps."""
     import random
 
-    from pagetrail.tools.politeness import RedisHostLimiter, redis_client
+    from pagetrail.tools.net.politeness import RedisHostLimiter, redis_client
 
     rng = random.Random(17)
     delays = [rng.choice([0.0, 0.3]) for _ in range(24)]
@@ -167,7 +167,7 @@ async def test_redis_limiter_holds_whenever_the_request_reaches_the_host(redis_u
 
 
 def test_rate_windows() -> None:
-    from pagetrail.tools.politeness import rate_window
+    from pagetrail.tools.net.politeness import rate_window
 
     assert rate_window(4) == (4, 1.0)
     assert rate_window(2.5) == (2, 1.0)
@@ -177,7 +177,7 @@ def test_rate_windows() -> None:
 
 async def test_a_dead_holders_slot_expires(redis_url) -> None:
     """A slot whose holder died (never released) is free again after its lease."""
-    from pagetrail.tools.politeness import RedisHostLimiter, redis_client
+    from pagetrail.tools.net.politeness import RedisHostLimiter, redis_client
 
     client = redis_client(redis_url)
     limiter = RedisHostLimiter(client, rps=0, concurrency=1, lease_seconds=0.5)
@@ -193,8 +193,8 @@ async def test_a_dead_holders_slot_expires(redis_url) -> None:
 async def test_fetches_use_the_redis_limiter_when_configured(redis_url) -> None:
     """PAGETRAIL_REDIS_URL selects the shared limiter for the fetcher: the pace holds for two
     fetchers (as in two processes) measured at the server."""
-    from pagetrail.tools.fetch import Fetcher
-    from pagetrail.tools.politeness import RedisHostLimiter, shared_limiter
+    from pagetrail.tools.net.fetch import Fetcher
+    from pagetrail.tools.net.politeness import RedisHostLimiter, shared_limiter
     from pagetrail.tools.settings import Settings
 
     server = MeteredServer(latency=0.01)
@@ -259,8 +259,8 @@ def test_redis_down_at_start_is_a_clear_error(tmp_path) -> None:
 
 
 def test_dispatcher_selection(tmp_path, store) -> None:
-    from pagetrail.tools.dispatch import InProcessDispatcher, get_dispatcher
     from pagetrail.tools.settings import Settings
+    from pagetrail.tools.workers.dispatch import InProcessDispatcher, get_dispatcher
 
     assert isinstance(get_dispatcher(Settings(), store), InProcessDispatcher)
     with pytest.raises(ConfigError):
@@ -308,7 +308,7 @@ def test_recover_batch_in_process_is_resumable(tiny_world, testbed_env, tmp_path
 
 
 def test_celery_worker_refuses_a_configuration_that_cannot_work(tmp_path) -> None:
-    """`celery -A pagetrail.tools.celery_app worker` runs the same checks as `pagetrail
+    """`celery -A pagetrail.tools.workers.celery_app worker` runs the same checks as `pagetrail
     worker` (Celery would only log a failing start-up hook and go on)."""
     import os
 
@@ -316,7 +316,7 @@ def test_celery_worker_refuses_a_configuration_that_cannot_work(tmp_path) -> Non
     env.update({"PAGETRAIL_BROKER_URL": f"redis://127.0.0.1:{free_port()}/0",
                 "PAGETRAIL_DATA_DIR": str(tmp_path)})
     result = subprocess.run([sys.executable, "-m", "celery", "-A",
-                             "pagetrail.tools.celery_app", "worker", "--pool=solo"],
+                             "pagetrail.tools.workers.celery_app", "worker", "--pool=solo"],
                             env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert result.returncode == 2
     assert "pagetrail: config_error: PAGETRAIL_BROKER_URL is set but the store is SQLite" in (
@@ -331,7 +331,7 @@ async def test_a_site_watched_by_two_channels_is_scanned_once_per_period(store) 
 
     from pagetrail.store.models import DigestRun, Watch
     from pagetrail.store.scans import Scan
-    from pagetrail.tools.jobs import digest_job
+    from pagetrail.tools.workers.jobs import digest_job
 
     with Site() as site:
         site.routes["/"] = page("Home", ("/a.html", "A"), ("/gone.html", "Gone"))

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pagetrail.tools.memory import moves_for_site, record_move
 from pagetrail.tools.models import ArchivedRedirect, Candidate, CheckResult, Recovery, Scores
-from pagetrail.tools.recover import learned_moves, recover
+from pagetrail.tools.net.urls import same_url
+from pagetrail.tools.recovery.memory import moves_for_site, record_move
+from pagetrail.tools.recovery.pipeline import learned_moves, recover
 from pagetrail.tools.testbed.runner import TestbedThread, start_in_thread
 from pagetrail.tools.testbed.worldgen import WorldBuilder
-from pagetrail.tools.urls import same_url
 
 SITE = "https://docs.example"
 TOPICS = {

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pagetrail.tools.linkstate import LinkState, Policy, advance, is_newly_confirmed
+from pagetrail.tools.linkcheck.linkstate import LinkState, Policy, advance, is_newly_confirmed
 from pagetrail.tools.settings import Settings
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
@@ -74,7 +74,13 @@ def reference_advance(state: LinkState, verdict: str, at: datetime, policy: Poli
     one-replace version to the same answers."""
     from dataclasses import replace
 
-    from pagetrail.tools.linkstate import FAILING_STATES, FLAP_CHANGES, HISTORY, changes, outcome_of
+    from pagetrail.tools.linkcheck.linkstate import (
+        FAILING_STATES,
+        FLAP_CHANGES,
+        HISTORY,
+        changes,
+        outcome_of,
+    )
 
     outcome = outcome_of(verdict)
     base = replace(state, last_checked_at=at, last_verdict=verdict)

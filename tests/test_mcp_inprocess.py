@@ -238,7 +238,7 @@ async def test_scan_site_result_tells_queued_running_failed_and_unknown(mcp_serv
     """The jobs table's marks, as a worker leaves them: a job still in the broker's queue,
     one a worker has started, one that failed, and an id nobody enqueued are four answers."""
     from pagetrail.store.jobs import JobRecord, mark_job, record_jobs
-    from pagetrail.tools.jobs import job_key
+    from pagetrail.tools.workers.jobs import job_key
 
     item = {"target": "https://site.example/", "request": "r1", "depth": 1}
     key = job_key("scan", item)

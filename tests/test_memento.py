@@ -14,9 +14,7 @@ from urllib.parse import unquote
 import pytest
 from loopback import Loopback, QuietHandler
 
-from pagetrail.tools.errors import ArchiveUnavailable
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.memento import (
+from pagetrail.tools.archive.memento import (
     ArchiveEndpoint,
     CaptureListings,
     archived_redirects,
@@ -30,7 +28,9 @@ from pagetrail.tools.memento import (
     redirect_target_ok,
     resolve_location,
 )
+from pagetrail.tools.errors import ArchiveUnavailable
 from pagetrail.tools.models import Memento
+from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.settings import Settings
 
 ARCHIVE = "http://127.0.0.1:9/coll"

@@ -8,10 +8,10 @@ import socket
 import pytest
 from test_fetch import html, loopback_settings, quick_fetcher, redirect, serve
 
-from pagetrail.tools import netguard
 from pagetrail.tools.errors import RefusedAddress
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.netguard import (
+from pagetrail.tools.net import netguard
+from pagetrail.tools.net.fetch import Fetcher
+from pagetrail.tools.net.netguard import (
     AddressGuard,
     allowed_hosts,
     bypasses_proxy,

@@ -66,6 +66,12 @@ def test_wheel_contains_only_the_pagetrail_namespace(wheel: Path) -> None:
     assert "pagetrail/store/migrations/versions/0001_initial_schema.py" in names
     assert "pagetrail/store/migrations/script.py.mako" in names
     assert "pagetrail/__init__.py" in names
+    # Every package folder of the tree is in the wheel (pyproject lists them one by one).
+    for folder in ("tools", "server", "bot", "store", "cli", "demo"):
+        for init in (REPO / folder).rglob("__init__.py"):
+            inside = init.relative_to(REPO).as_posix()
+            assert f"pagetrail/{inside}" in names, inside
+    assert "pagetrail/tools/ranking/data/rank_calibration.json" in names
     assert not any(n.startswith("pagetrail/tests/") for n in names)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from pagetrail.tools.politeness import LocalHostLimiter
+from pagetrail.tools.net.politeness import LocalHostLimiter
 
 
 async def _touch(limiter: LocalHostLimiter, hosts: list[str]) -> None:

@@ -28,7 +28,7 @@ def test_importing_pagetrail_loads_no_engine_module() -> None:
 def test_a_name_loads_only_its_module() -> None:
     probe = ("import sys, pagetrail; pagetrail.parse_date; "
              "print(' '.join(m for m in ('sqlalchemy', 'sklearn', 'trafilatura') "
-             "if m in sys.modules), 'dates' if 'pagetrail.tools.dates' in sys.modules else '')")
+             "if m in sys.modules), 'dates' if 'pagetrail.tools.content.dates' in sys.modules else '')")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, timeout=120).stdout.split()
     assert out == ["dates"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from pagetrail.tools.queryplan import QueryEvidence, plan_queries
+from pagetrail.tools.evidence.queryplan import QueryEvidence, plan_queries
 from pagetrail.tools.settings import Settings
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import Document, Hit, Query, Scores
-from pagetrail.tools.rank import (
+from pagetrail.tools.ranking.rank import (
     DEFAULT_CALIBRATION,
     FEATURES,
     MOVED_COSINE,
@@ -130,7 +130,7 @@ def test_kld_orders_candidates_like_cosine(memento, candidates):
 
 
 def test_dirichlet_smoothing_is_a_parameter(memento, candidates):
-    from pagetrail.tools.similarity import Smoothing
+    from pagetrail.tools.content.similarity import Smoothing
 
     reference = Reference(dead_url=DEAD, memento=memento, smoothing=Smoothing("dirichlet", mu=500))
     ranked = rank_candidates(reference, candidates)

@@ -12,11 +12,11 @@ from test_engines_support import Answer, local_server
 
 from pagetrail.store import Store
 from pagetrail.tools.errors import InvalidURL, RefusedAddress
-from pagetrail.tools.memory import record_pick
-from pagetrail.tools.output import robust_link
-from pagetrail.tools.queryplan import ALL_METHODS
-from pagetrail.tools.recover import recover
-from pagetrail.tools.urls import same_url
+from pagetrail.tools.evidence.queryplan import ALL_METHODS
+from pagetrail.tools.net.urls import same_url
+from pagetrail.tools.recovery.memory import record_pick
+from pagetrail.tools.recovery.output import robust_link
+from pagetrail.tools.recovery.pipeline import recover
 
 pytestmark = pytest.mark.testbed
 

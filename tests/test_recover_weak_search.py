@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pagetrail.tools.recover import Budget, recover
+from pagetrail.tools.recovery.pipeline import Budget, recover
 from pagetrail.tools.testbed.runner import start_in_thread
 from pagetrail.tools.testbed.worldgen import WorldBuilder
 
@@ -111,7 +111,7 @@ def test_queries_that_cannot_wait_are_reported(tmp_path):
 
 
 def test_host_variants_are_the_usual_new_addresses():
-    from pagetrail.tools.urls import host_variants
+    from pagetrail.tools.net.urls import host_variants
 
     variants = host_variants("www.example-shop.de")
     assert variants[0] == "example-shop.de"  # the www. twin first

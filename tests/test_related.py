@@ -16,10 +16,11 @@ from loopback import Loopback, QuietHandler
 from test_classify import write_directory_file
 
 from pagetrail.cli.main import main
-from pagetrail.tools.classify import load_candidates, train
+from pagetrail.tools.content.uritokens import similarity_tokens
 from pagetrail.tools.errors import ConfigError, InvalidURL, ModelMissing
 from pagetrail.tools.models import Memento
-from pagetrail.tools.related import (
+from pagetrail.tools.recovery.classify import load_candidates, train
+from pagetrail.tools.recovery.related import (
     RELATED_NOTE,
     archival_quality,
     embedded_resources,
@@ -33,7 +34,6 @@ from pagetrail.tools.related import (
     temporal_similarity,
 )
 from pagetrail.tools.settings import Settings
-from pagetrail.tools.uritokens import similarity_tokens
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 from test_scanner import Site, fast_settings
 
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.scanner import RobotsRules
+from pagetrail.tools.net.fetch import Fetcher
+from pagetrail.tools.scan.scanner import RobotsRules
 
 AGENT = "pagetrail/0.1 (+https://example.org/bot)"
 

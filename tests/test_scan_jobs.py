@@ -1,4 +1,4 @@
-"""A site scan fanned out as page jobs (tools.scan_jobs), driven in this process: the page
+"""A site scan fanned out as page jobs (tools.workers.scan_jobs), driven in this process: the page
 jobs a job sends are collected and run one after the other, some of them twice (a
 redelivery), against a real local site and the real store (SQLite and PostgreSQL).
 Worker processes, Redis and kill -9 are in test_workers.py."""
@@ -16,9 +16,9 @@ from pagetrail.store.frontier import counts
 from pagetrail.store.jobs import load_jobs
 from pagetrail.store.models import LinkCheck, LinkEdge
 from pagetrail.store.scans import get_scan, states_by_url
-from pagetrail.tools.jobs import job_key
-from pagetrail.tools.scan_jobs import page_job, start_scan
-from pagetrail.tools.scanner import ScanOptions, scan
+from pagetrail.tools.scan.scanner import ScanOptions, scan
+from pagetrail.tools.workers.jobs import job_key
+from pagetrail.tools.workers.scan_jobs import page_job, start_scan
 
 
 def build_site(site: Site) -> None:
@@ -165,7 +165,7 @@ async def test_a_redelivered_page_job_is_a_no_op(store) -> None:
 async def test_a_page_job_that_failed_for_good_is_named_and_the_scan_still_finishes(
         store) -> None:
     """What the Celery task's on_failure does with a page job whose retries are spent."""
-    from pagetrail.tools.scan_jobs import abandon_page
+    from pagetrail.tools.workers.scan_jobs import abandon_page
 
     settings = fast_settings()
     with Site() as site:

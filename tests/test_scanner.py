@@ -21,7 +21,7 @@ from pagetrail.store.linkgraph import backlinks
 from pagetrail.store.models import LinkCheck
 from pagetrail.store.scans import Scan, states_by_url
 from pagetrail.tools.errors import InvalidURL
-from pagetrail.tools.scanner import ScanOptions, resolve_target, scan
+from pagetrail.tools.scan.scanner import ScanOptions, resolve_target, scan
 from pagetrail.tools.settings import Settings
 
 Answer = tuple[int, dict[str, str], bytes]
@@ -367,7 +367,7 @@ async def test_killed_scan_resumes_without_losing_or_redoing_checks(store, db_ur
 
 
 def test_links_only_extraction_matches_the_full_parse() -> None:
-    from pagetrail.tools.document import extract_links, parse_document
+    from pagetrail.tools.content.document import extract_links, parse_document
 
     html = (b'<html><head><base href="https://ex.org/docs/"><title>T</title></head><body>'
             b'<nav><a href="/home">Home</a></nav><p>Read the <a href="guide.html#s2">guide'
@@ -389,7 +389,7 @@ def test_links_only_extraction_matches_the_full_parse_on_real_pages() -> None:
     import json
     from pathlib import Path
 
-    from pagetrail.tools.document import extract_links, parse_document
+    from pagetrail.tools.content.document import extract_links, parse_document
 
     pages = Path(__file__).parent / "fixtures" / "pages"
     index = [json.loads(line) for line in (pages / "index.jsonl").read_text().splitlines()]

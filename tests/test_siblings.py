@@ -1,8 +1,8 @@
-"""The dead page's slug under the folders its live siblings use now (tools.siblings)."""
+"""The dead page's slug under the folders its live siblings use now (tools.recovery.siblings)."""
 
 from __future__ import annotations
 
-from pagetrail.tools.siblings import transplants
+from pagetrail.tools.recovery.siblings import transplants
 
 
 def test_slug_goes_under_the_most_populated_sibling_folder_in_its_style():

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pagetrail.tools.document import parse_document
+from pagetrail.tools.content.document import parse_document
+from pagetrail.tools.content.signature import document_tokens, extract_signature
+from pagetrail.tools.content.terms import WordfreqBackground
+from pagetrail.tools.content.text import stopwords, tokenize
 from pagetrail.tools.models import Document
-from pagetrail.tools.signature import document_tokens, extract_signature
-from pagetrail.tools.terms import WordfreqBackground
-from pagetrail.tools.text import stopwords, tokenize
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 INDEX = [json.loads(line) for line in (PAGES / "index.jsonl").read_text().splitlines()]

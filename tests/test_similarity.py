@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pagetrail.tools.errors import ConfigError
-from pagetrail.tools.similarity import (
+from pagetrail.tools.content.similarity import (
     ReferenceModel,
     Smoothing,
     clean_title,
@@ -32,7 +31,8 @@ from pagetrail.tools.similarity import (
     url_tokens,
     wordfreq_background,
 )
-from pagetrail.tools.text import content_terms
+from pagetrail.tools.content.text import content_terms
+from pagetrail.tools.errors import ConfigError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rank"
 

@@ -1,4 +1,4 @@
-"""Save Page Now 2 (tools/spn.py) against the testbed's SPN endpoint, whose captures pywb's
+"""Save Page Now 2 (tools/archive/spn.py) against the testbed's SPN endpoint, whose captures pywb's
 recorder writes into the world's collection: request building, keys, limits (concurrency,
 daily cap, 429 with Retry-After), status polling, and scan → capture → memento.
 
@@ -19,12 +19,12 @@ import pytest
 
 from pagetrail.store import open_store
 from pagetrail.store.captures import captures_of
-from pagetrail.tools import spn as spn_module
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.memento import fetch_memento, list_mementos
-from pagetrail.tools.scanner import ScanOptions, scan
+from pagetrail.tools.archive import spn as spn_module
+from pagetrail.tools.archive.memento import fetch_memento, list_mementos
+from pagetrail.tools.archive.spn import SavePageNow, auth_headers, save_form, status_url
+from pagetrail.tools.net.fetch import Fetcher
+from pagetrail.tools.scan.scanner import ScanOptions, scan
 from pagetrail.tools.settings import Settings
-from pagetrail.tools.spn import SavePageNow, auth_headers, save_form, status_url
 from pagetrail.tools.testbed.runner import TestbedThread, start_in_thread
 from pagetrail.tools.testbed.spn import TESTBED_KEYS
 from pagetrail.tools.testbed.worldgen import WorldBuilder
@@ -262,7 +262,7 @@ def test_without_keys_it_says_so_once_and_carries_on(tb: TestbedThread, tmp_path
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spn_module, "_said_no_keys", False)
     settings = _settings(tb, tmp_path, ia_access_key=None, ia_secret_key=None)
-    with caplog.at_level(logging.WARNING, logger="pagetrail.tools.spn"):
+    with caplog.at_level(logging.WARNING, logger="pagetrail.tools.archive.spn"):
         results = asyncio.run(_capture(settings, TARGET.format("p0"), TARGET.format("p1")))
     assert [r.status for r in results] == ["no_keys", "no_keys"]
     assert sum("no Internet Archive keys" in r.getMessage() for r in caplog.records) == 1

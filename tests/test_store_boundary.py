@@ -93,8 +93,8 @@ def test_the_walker_catches_planted_violations() -> None:
     ]
     # The store's own typed functions are the allowed way in.
     assert sql_violations("from pagetrail.store.picks import insert_pick\n", "tools/x.py") == []
-    planted_store = "def g():\n    from pagetrail.tools.urls import site_of\n"
+    planted_store = "def g():\n    from pagetrail.tools.net.urls import site_of\n"
     assert engine_violations(planted_store, "store/planted.py") == [
-        "store/planted.py:2 imports pagetrail.tools.urls"]
+        "store/planted.py:2 imports pagetrail.tools.net.urls"]
     assert engine_violations("import pagetrail.bot.app\n", "store/x.py") == [
         "store/x.py:1 imports pagetrail.bot.app"]

@@ -13,7 +13,7 @@ from pagetrail.store.db import create_db_engine
 from pagetrail.store.migrate import upgrade
 from pagetrail.store.recoveries import latest_recovery, remember_recovery
 from pagetrail.tools.models import Recovery as Answer
-from pagetrail.tools.recover import _remember, request_key
+from pagetrail.tools.recovery.pipeline import _remember, request_key
 
 URL = "https://example.org/gone"
 

@@ -1,5 +1,5 @@
 """`pagetrail testbed subset`: a small world cut from a bigger one is valid, complete and
-deterministic (tools/subset.py), and the bundled demo world is such a world."""
+deterministic (tools/testbed/subset.py), and the bundled demo world is such a world."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from warcio.warcwriter import WARCWriter
 
 from pagetrail.cli.main import main as cli_main
 from pagetrail.tools.errors import WorldError
-from pagetrail.tools.subset import (
+from pagetrail.tools.net.urls import normalize_url
+from pagetrail.tools.testbed.subset import (
     SubsetOptions,
     allocate,
     choose_cases,
@@ -25,7 +26,6 @@ from pagetrail.tools.subset import (
     make_subset,
 )
 from pagetrail.tools.testbed.world import load_world
-from pagetrail.tools.urls import normalize_url
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "demo" / "world"

@@ -6,11 +6,11 @@ import socket
 
 import pytest
 
-from pagetrail.tools.fetch import Fetcher
-from pagetrail.tools.memento import fetch_memento
+from pagetrail.tools.archive.memento import fetch_memento
+from pagetrail.tools.evidence.tags import get_tags, hn_tags, is_ghost, merge_tags
 from pagetrail.tools.models import Document, Memento
+from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.settings import Settings
-from pagetrail.tools.tags import get_tags, hn_tags, is_ghost, merge_tags
 
 URL = "https://www.news.example/2019/06/solar-farms"
 

@@ -7,8 +7,7 @@ import math
 
 import pytest
 
-from pagetrail.tools.anchor import anchor_info, is_named_entity, is_stop_anchor
-from pagetrail.tools.terms import (
+from pagetrail.tools.content.terms import (
     WordfreqBackground,
     frequency_terms,
     kld_terms,
@@ -17,6 +16,7 @@ from pagetrail.tools.terms import (
     url_terms,
     url_words,
 )
+from pagetrail.tools.evidence.anchor import anchor_info, is_named_entity, is_stop_anchor
 
 
 class TableBackground:

@@ -8,11 +8,11 @@ from itertools import pairwise
 
 import httpx
 
-from pagetrail.tools.digest import ChannelDigest, DriftLink, ScanDigest
-from pagetrail.tools.fetch import Response
-from pagetrail.tools.output import robust_anchor
-from pagetrail.tools.spn import backoff_seconds, parse_answer
-from pagetrail.tools.trend import health_counts, label_positions, trend_of
+from pagetrail.tools.archive.spn import backoff_seconds, parse_answer
+from pagetrail.tools.net.fetch import Response
+from pagetrail.tools.recovery.output import robust_anchor
+from pagetrail.tools.scan.digest import ChannelDigest, DriftLink, ScanDigest
+from pagetrail.tools.scan.trend import health_counts, label_positions, trend_of
 
 WHEN = datetime(2030, 1, 1, tzinfo=UTC)
 

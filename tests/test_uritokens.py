@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pagetrail.tools.errors import InvalidURL
-from pagetrail.tools.uritokens import (
+from pagetrail.tools.content.uritokens import (
     PAPER_VARIANT,
     VARIANTS,
     TokenOptions,
@@ -22,6 +21,7 @@ from pagetrail.tools.uritokens import (
     uri_tokens,
     word_tokens,
 )
+from pagetrail.tools.errors import InvalidURL
 
 # Table 5 of the paper, verbatim.
 TABLE5_ALLGRAMS_TOKENS = ["odu", "edu", "comp", "omps", "mpsc", "psci", "comps", "ompsc", "mpsci", "compsc", "ompsci", "compsci"]
@@ -168,9 +168,9 @@ def test_path_tokens_drop_extension_and_host_and_read_query_values():
 def test_every_url_consumer_reads_the_same_words():
     """Ranking, the site/CDX engines and the URL terms see one tokenisation: a word that
     one of them finds in a URL (non-ASCII letters, camelCase) the others find too."""
+    from pagetrail.tools.content.similarity import url_tokens as similarity_tokens_of_path
+    from pagetrail.tools.content.terms import url_words
     from pagetrail.tools.engines.overlap import url_tokens as overlap_tokens
-    from pagetrail.tools.similarity import url_tokens as similarity_tokens_of_path
-    from pagetrail.tools.terms import url_words
 
     url = "http://a.example/wiki/CaféCulture-Zürich"
     for tokens in (overlap_tokens(url), similarity_tokens_of_path(url), url_words(url)):

@@ -122,7 +122,7 @@ def workers(tmp_path):
 
 async def _run(kind, items, settings, db, **dispatcher_options):
     from pagetrail.store import Store
-    from pagetrail.tools.dispatch import CeleryDispatcher
+    from pagetrail.tools.workers.dispatch import CeleryDispatcher
 
     store = Store(db, migrate=False)
     try:
@@ -135,7 +135,7 @@ async def _run(kind, items, settings, db, **dispatcher_options):
 async def test_two_workers_answer_a_batch_as_in_process(tiny_world, testbed, pg_url,
                                                         second_pg_url, redis_url, workers):
     from pagetrail.store import Store
-    from pagetrail.tools.dispatch import InProcessDispatcher
+    from pagetrail.tools.workers.dispatch import InProcessDispatcher
 
     items = _batch(tiny_world)
     local_env = _env(testbed.env, second_pg_url, "")
@@ -262,7 +262,11 @@ async def test_a_site_scan_runs_on_a_worker_as_in_process(tiny_world, testbed, p
     """`pagetrail scan` with a broker: the scan is a job on a worker (fanned out as page
     jobs); its digest is the one an in-process scan of the same site gives."""
     from pagetrail.store import Store
-    from pagetrail.tools.dispatch import CeleryDispatcher, InProcessDispatcher, scan_on_workers
+    from pagetrail.tools.workers.dispatch import (
+        CeleryDispatcher,
+        InProcessDispatcher,
+        scan_on_workers,
+    )
 
     options = {"depth": 1, "max_pages": 20, "same_site_only": False}
     local_env = _env(testbed.env, second_pg_url, "")
@@ -303,8 +307,8 @@ async def _scan_in_process(site, db: str, item: dict) -> dict:
     from test_scan_jobs import view
 
     from pagetrail.store import Store
-    from pagetrail.tools.dispatch import InProcessDispatcher
-    from pagetrail.tools.jobs import job_key
+    from pagetrail.tools.workers.dispatch import InProcessDispatcher
+    from pagetrail.tools.workers.jobs import job_key
 
     env = _site_env(site, db, "")
     env.pop("PAGETRAIL_BROKER_URL")
@@ -322,7 +326,7 @@ def _scan_view(db: str, item: dict) -> dict:
     from test_scan_jobs import view
 
     from pagetrail.store import Store
-    from pagetrail.tools.jobs import job_key
+    from pagetrail.tools.workers.jobs import job_key
 
     store = Store(db, migrate=False)
     try:
@@ -412,7 +416,7 @@ async def test_digests_fan_out_one_job_per_channel(tiny_world, testbed, pg_url, 
     page both channels watch is scanned once (two workers, the digest jobs at once)."""
     from pagetrail.store import Store
     from pagetrail.store.models import Watch
-    from pagetrail.tools.dispatch import CeleryDispatcher, digest_runner
+    from pagetrail.tools.workers.dispatch import CeleryDispatcher, digest_runner
 
     env = _env(testbed.env, pg_url, redis_url)
     _migrate(pg_url)

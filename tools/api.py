@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pagetrail.tools.document import clip, parse_document
+from pagetrail.tools.content.document import clip, parse_document
 from pagetrail.tools.errors import (
     FetchFailed,
     InvalidArgument,
@@ -26,7 +26,6 @@ from pagetrail.tools.errors import (
     PagetrailError,
     UnsupportedContent,
 )
-from pagetrail.tools.fetch import Fetcher
 from pagetrail.tools.models import (
     ArchivedRedirect,
     ArchiveResult,
@@ -46,14 +45,15 @@ from pagetrail.tools.models import (
     WatchChange,
     WatchList,
 )
-from pagetrail.tools.netguard import ensure_fetchable
+from pagetrail.tools.net.fetch import Fetcher
+from pagetrail.tools.net.netguard import ensure_fetchable
+from pagetrail.tools.net.urls import validate_url
 from pagetrail.tools.offload import off_loop
-from pagetrail.tools.recover import Budget, ProgressFn
+from pagetrail.tools.recovery.pipeline import Budget, ProgressFn
 from pagetrail.tools.settings import Settings, configured_store, get_settings
-from pagetrail.tools.urls import validate_url
 
 if TYPE_CHECKING:
-    from pagetrail.tools.scan_page import PageScan
+    from pagetrail.tools.scan.page import PageScan
 
 
 NO_CLASSIFIER = ("no classifier trained: run `pagetrail classify train --data PATH` "
@@ -110,7 +110,7 @@ async def recover_link(
     url = await ensure_fetchable(url, settings)
     if source_url:
         source_url = await ensure_fetchable(source_url, settings)
-    from pagetrail.tools.recover import recover
+    from pagetrail.tools.recovery.pipeline import recover
 
     recovery = await recover(
         url, source_url=source_url, anchor=anchor, context=context,
@@ -142,7 +142,7 @@ async def check_link(url: str, *, settings: Settings | None = None, drift: bool 
     `result.drifted`."""
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
-    from pagetrail.tools.check import check_link as check
+    from pagetrail.tools.linkcheck.check import check_link as check
 
     async with Fetcher(settings) as fetcher:
         result = await check(url, fetcher, settings=settings, probe_sibling=probe_sibling)
@@ -156,8 +156,8 @@ async def check_with_drift(result: CheckResult, fetcher: Fetcher, settings: Sett
     """`result` with its drift when the link works (a failed comparison is in evidence)."""
     if result.verdict != "ok":
         return result
-    from pagetrail.tools.drift import detect_drift
     from pagetrail.tools.errors import PagetrailError
+    from pagetrail.tools.linkcheck.drift import detect_drift
 
     try:
         drift = await detect_drift(result.url, since=_aware(since), fetcher=fetcher,
@@ -176,7 +176,7 @@ async def fetch_memento(url: str, *, at: datetime | None = None,
     Raises NoMemento when no archive holds a usable copy."""
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
-    from pagetrail.tools.memento import fetch_memento as fetch
+    from pagetrail.tools.archive.memento import fetch_memento as fetch
 
     async with Fetcher(settings) as fetcher:
         memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
@@ -192,7 +192,7 @@ async def fetch_memento(url: str, *, at: datetime | None = None,
 async def list_captures(url: str, *, settings: Settings | None = None) -> list[Memento]:
     """Every capture of `url` in the configured archives, oldest first (no page fetched).
     Raises ArchiveUnavailable when no archive answered."""
-    from pagetrail.tools.memento import list_mementos
+    from pagetrail.tools.archive.memento import list_mementos
 
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
@@ -203,7 +203,7 @@ async def list_captures(url: str, *, settings: Settings | None = None) -> list[M
 async def archived_redirects(url: str, *, settings: Settings | None = None,
                              ) -> list[ArchivedRedirect]:
     """Captures of `url` that redirect elsewhere, newest first, one per target."""
-    from pagetrail.tools.memento import archived_redirects as redirects_of
+    from pagetrail.tools.archive.memento import archived_redirects as redirects_of
 
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
@@ -213,7 +213,7 @@ async def archived_redirects(url: str, *, settings: Settings | None = None,
 
 def split_memento_url(url: str, settings: Settings) -> tuple[str, datetime] | None:
     """(original URL, capture time) if `url` is a replay URL of a configured archive."""
-    from pagetrail.tools.memento import ArchiveEndpoint, parse_timestamp
+    from pagetrail.tools.archive.memento import ArchiveEndpoint, parse_timestamp
 
     for prefix in settings.archives:
         parts = ArchiveEndpoint.of(prefix).split_memento_url(url)
@@ -242,8 +242,8 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
     page with source="live"). `store` is accepted and unused: the background is wordfreq's
     alone since the never-filled seen-pages counts were removed (the faces still pass it;
     drop it with them)."""
-    from pagetrail.tools.memento import fetch_memento as fetch
-    from pagetrail.tools.signature import extract_signature as signature
+    from pagetrail.tools.archive.memento import fetch_memento as fetch
+    from pagetrail.tools.content.signature import extract_signature as signature
 
     settings = _settings(settings)
     url = validate_url(url)
@@ -266,8 +266,8 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
 async def get_tags(url: str, *, settings: Settings | None = None) -> TagsResult:
     """Tags of `url`: the archived copy's keywords and social sources; tags no longer on the
     live page are marked ghost."""
-    from pagetrail.tools.memento import fetch_memento as fetch
-    from pagetrail.tools.tags import get_tags as tags_of
+    from pagetrail.tools.archive.memento import fetch_memento as fetch
+    from pagetrail.tools.evidence.tags import get_tags as tags_of
 
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
@@ -328,9 +328,9 @@ async def rank_candidates(candidate_urls: Sequence[str], *, reference_url: str |
                           ) -> RankResult:
     """Score candidate pages against what the dead page said: its archived copy
     (`reference_url`) or a text you supply (`reference_text`). Each candidate is fetched once."""
-    from pagetrail.tools.memento import fetch_memento as fetch
-    from pagetrail.tools.rank import CandidateEvidence, Reference
-    from pagetrail.tools.rank import rank_candidates as rank
+    from pagetrail.tools.archive.memento import fetch_memento as fetch
+    from pagetrail.tools.ranking.rank import CandidateEvidence, Reference
+    from pagetrail.tools.ranking.rank import rank_candidates as rank
 
     settings = _settings(settings)
     if not candidate_urls:
@@ -380,7 +380,7 @@ async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str
     """Remember that a person chose (or, with rejected=True, turned down) `chosen_url` as the
     replacement of `dead_url`; later recoveries of that link and site learn from it.
     `where`: the place it was chosen in (a Slack channel), `via` the face."""
-    from pagetrail.tools.memory import record_pick as record
+    from pagetrail.tools.recovery.memory import record_pick as record
 
     dead_url = validate_url(dead_url)
     chosen_url = validate_url(chosen_url)
@@ -393,7 +393,7 @@ async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str
 
 async def _watch_target(target: str, settings: Settings) -> str:
     """A page URL, or a site (`example.org`) as its home page; refused like any user URL."""
-    from pagetrail.tools.scanner import resolve_target
+    from pagetrail.tools.scan.scanner import resolve_target
 
     url, _site = resolve_target(target)
     return await ensure_fetchable(url, settings)
@@ -401,8 +401,8 @@ async def _watch_target(target: str, settings: Settings) -> str:
 
 async def add_watch(target: str, *, channel: str, by: str = "",
                     settings: Settings | None = None, store: Any | None = None) -> WatchChange:
-    """Watch `target` for `channel`'s weekly digest (tools.digest.run_digests)."""
-    from pagetrail.tools.memory import add_watch as add
+    """Watch `target` for `channel`'s weekly digest (tools.scan.digest.run_digests)."""
+    from pagetrail.tools.recovery.memory import add_watch as add
 
     settings = _settings(settings)
     url = await _watch_target(target, settings)
@@ -414,8 +414,8 @@ async def add_watch(target: str, *, channel: str, by: str = "",
 async def remove_watch(target: str, *, channel: str, settings: Settings | None = None,
                        store: Any | None = None) -> WatchChange:
     """Stop watching `target` for `channel`'s digest."""
-    from pagetrail.tools.memory import remove_watch as remove
-    from pagetrail.tools.scanner import resolve_target
+    from pagetrail.tools.recovery.memory import remove_watch as remove
+    from pagetrail.tools.scan.scanner import resolve_target
 
     settings = _settings(settings)
     url, _site = resolve_target(target)  # no address check: removing reaches nothing
@@ -427,8 +427,8 @@ async def remove_watch(target: str, *, channel: str, settings: Settings | None =
 async def list_watches(*, channel: str | None = None, settings: Settings | None = None,
                        store: Any | None = None) -> list[WatchList]:
     """Each channel's watched targets (only `channel`'s when given)."""
-    from pagetrail.tools.memory import list_watches as targets_of
-    from pagetrail.tools.memory import watched_channels
+    from pagetrail.tools.recovery.memory import list_watches as targets_of
+    from pagetrail.tools.recovery.memory import watched_channels
 
     settings = _settings(settings)
     store = store or configured_store(settings.database_url)
@@ -442,7 +442,7 @@ async def scan_page(url: str, *, limit: int = 3, max_links: int | None = None,
                     max_candidates: int = 3, progress: ProgressFn | None = None) -> PageScan:
     """Check every link on a page (at most `max_links`, never beyond the setting
     scan_max_links_per_page, the scanner's cap too); recover the first `limit` dead ones."""
-    from pagetrail.tools.scan_page import scan_page as scan
+    from pagetrail.tools.scan.page import scan_page as scan
 
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
@@ -462,7 +462,7 @@ async def recommend_archived(url: str, *, at: datetime | None = None, limit: int
     trained. `url` itself is only classified, never fetched: the requests go to the
     configured archives. `store` is accepted like the other primitives' (nothing is cached).
     """
-    from pagetrail.tools.related import recommend_archived as recommend
+    from pagetrail.tools.recovery.related import recommend_archived as recommend
 
     del store  # same signature as the other primitives; related pages are not cached
     settings = _settings(settings)
@@ -502,8 +502,8 @@ async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
     """Enqueue a scan of a whole site; poll `site_scan_status(job_id)` for its digest."""
     import uuid
 
-    from pagetrail.tools.dispatch import get_dispatcher
-    from pagetrail.tools.scanner import resolve_target
+    from pagetrail.tools.scan.scanner import resolve_target
+    from pagetrail.tools.workers.dispatch import get_dispatcher
 
     settings = _settings(settings)
     url, _site = resolve_target(target)
@@ -520,7 +520,7 @@ async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
 async def site_scan_status(job_id: str, *, store: Any) -> SiteScanJob:
     """Where a scan started by `start_site_scan` stands, from the store's jobs table."""
     from pagetrail.store.jobs import job_state
-    from pagetrail.tools.jobs import job_key
+    from pagetrail.tools.workers.jobs import job_key
 
     key = job_key("scan", {"request": job_id})
     state, record = await asyncio.to_thread(job_state, store, "scan", key)
@@ -542,7 +542,7 @@ async def archive_links(urls: Sequence[str], *, source: str = "api",
                         ) -> ArchiveResult:
     """Ask Save Page Now to capture each URL (skipped when archived recently), within IA's
     limits; each capture is recorded in the store. Without IA keys every answer says so."""
-    from pagetrail.tools.spn import SavePageNow
+    from pagetrail.tools.archive.spn import SavePageNow
 
     settings = _settings(settings)
     if not urls:
@@ -566,7 +566,7 @@ def refuse_local_url(url: str, settings: Settings | None = None) -> str:
     address or a local name: the address guard's checks that need no DNS, for a face that
     must answer before any network I/O (names that resolve to private addresses are
     refused when fetched)."""
-    from pagetrail.tools.netguard import refuse_local_host
+    from pagetrail.tools.net.netguard import refuse_local_host
 
     url = validate_url(url)
     refuse_local_host(url, _settings(settings))
@@ -601,6 +601,6 @@ def store_revisions(database_url: str) -> tuple[str | None, str | None]:
 def run_worker(argv: Sequence[str]) -> None:
     """Run a Celery worker of pagetrail's jobs until it is stopped; `argv` as for Celery's
     `worker` command (call prepare_distributed first for clear configuration errors)."""
-    from pagetrail.tools.celery_app import app
+    from pagetrail.tools.workers.celery_app import app
 
     app.worker_main(list(argv))

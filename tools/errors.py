@@ -45,7 +45,7 @@ class RedirectLoop(TooManyRedirects):
 
 
 class InvalidDate(PagetrailError, ValueError):
-    """A date that tools.dates.parse_date cannot read (the message says what it accepts)."""
+    """A date that tools.content.dates.parse_date cannot read (the message says what it accepts)."""
 
     code = "invalid_date"
 

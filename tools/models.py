@@ -169,7 +169,7 @@ class Scores(BaseModel):
     pick: float = 0.0
     rule_support: float = 0.0
     redirect: float = 0.0  # 1 when an archived redirect of the dead URL pointed here
-    # Added by the ranking module (tools/rank.py):
+    # Added by the ranking module (tools/ranking/rank.py):
     content_lm: float | None = None  # 1 − KLD/KLD_null: KLD turned into a 0–1 similarity
     content_resemblance: float | None = None  # shingle (w=4) resemblance to the memento
     context_similarity: float | None = None  # weighted share of anchor/context/URL terms found
@@ -197,7 +197,7 @@ class EngineFailure(BaseModel):
 
 
 class Drift(BaseModel):
-    """A link that works, compared with its archived copy (tools/drift.py): `drifted` when
+    """A link that works, compared with its archived copy (tools/linkcheck/drift.py): `drifted` when
     the main text of the live page is no longer the text that was linked."""
 
     url: str

@@ -82,7 +82,7 @@ class Settings(BaseSettings):
     # TimeMap = the archive's timemap prefix; pywb-style collections and the Internet Archive.
     archives: CommaList = Field(default_factory=lambda: ["https://web.archive.org/web"])
 
-    # --- Save Page Now 2 (Internet Archive captures; tools/spn.py) ---------------------------
+    # --- Save Page Now 2 (Internet Archive captures; tools/archive/spn.py) ---------------------------
     spn_url: str = "https://web.archive.org/save"
     # IA's S3-style keys (https://archive.org/account/s3.php); without them no capture is
     # requested (said once per process).
@@ -122,7 +122,7 @@ class Settings(BaseSettings):
     expansion_per_source: int = Field(default=2, ge=0, le=10)
     recovery_seconds: float = 30.0
 
-    # --- content drift (tools/drift.py) ----------------------------------------------------
+    # --- content drift (tools/linkcheck/drift.py) ----------------------------------------------------
     # A working link has drifted when drift.content_similarity of its main text to the
     # archived copy's is below this. Chosen on dev2's 22 archived alive links: drifted ones
     # 0.00–0.46, stable ones 0.96–1.00 (docs/evaluation.md, "Drift"); 0.6 leaves edited

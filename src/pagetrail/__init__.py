@@ -27,27 +27,6 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by a test
     from pagetrail.store.db import Store
-    from pagetrail.tools.alias_eval import (
-        SWEEP_GRID as ALIAS_SWEEP_GRID,
-    )
-    from pagetrail.tools.alias_eval import (
-        SWEEP_MIN_PRECISION as ALIAS_SWEEP_MIN_PRECISION,
-    )
-    from pagetrail.tools.alias_eval import (
-        best_swept,
-        evaluate_aliases,
-        load_fable_dataset,
-    )
-    from pagetrail.tools.aliases import (
-        DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS,
-    )
-    from pagetrail.tools.aliases import (
-        KnownMove,
-        infer_aliases,
-    )
-    from pagetrail.tools.aliases import (
-        Thresholds as AliasThresholds,
-    )
     from pagetrail.tools.api import (
         MAX_ARCHIVE_URLS,
         MAX_RELATED,
@@ -76,66 +55,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         start_site_scan,
         store_revisions,
     )
-    from pagetrail.tools.batch import batch_format, read_batch, write_answers
-    from pagetrail.tools.batch import failed as failed_jobs
-    from pagetrail.tools.check import summary_line as check_summary
-    from pagetrail.tools.classify import (
-        DEFAULT_KIND as DEFAULT_CLASSIFIER_KIND,
-    )
-    from pagetrail.tools.classify import (
-        DEFAULT_VARIANT as DEFAULT_CLASSIFIER_VARIANT,
-    )
-    from pagetrail.tools.classify import (
-        MODEL_KINDS as CLASSIFIER_KINDS,
-    )
-    from pagetrail.tools.classify import (
-        PAPER_TABLE6 as CLASSIFIER_PAPER_TABLE6,
-    )
-    from pagetrail.tools.classify import (
-        classify_url,
-    )
-    from pagetrail.tools.classify import (
-        evaluate as evaluate_classifier,
-    )
-    from pagetrail.tools.classify import (
-        load_candidates as load_classifier_candidates,
-    )
-    from pagetrail.tools.classify import (
-        load_examples as load_classifier_examples,
-    )
-    from pagetrail.tools.classify import (
-        load_model as load_classifier,
-    )
-    from pagetrail.tools.classify import (
-        train as train_classifier,
-    )
-    from pagetrail.tools.dates import parse_date
-    from pagetrail.tools.digest import (
-        ChannelDigest,
-        DigestLink,
-        ScanDigest,
-        build_digest,
-        period_of,
-        recover_confirmed,
-        recovery_plan,
-    )
-    from pagetrail.tools.digest import (
-        to_html as digest_html,
-    )
-    from pagetrail.tools.digest import (
-        to_json as digest_json,
-    )
-    from pagetrail.tools.digest import (
-        to_markdown as digest_markdown,
-    )
-    from pagetrail.tools.digest_delivery import DigestPoster, PostOutcome
-    from pagetrail.tools.digest_delivery import post_due_digests as deliver_due_digests
-    from pagetrail.tools.dispatch import (
-        configured_digest_runner,
-        get_dispatcher,
-        prepare_distributed,
-        scan_on_workers,
-    )
+    from pagetrail.tools.content.dates import parse_date
+    from pagetrail.tools.content.uritokens import VARIANTS as URI_TOKEN_VARIANTS
     from pagetrail.tools.errors import (
         ArchiveUnavailable,
         BadJobInput,
@@ -157,19 +78,29 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         UnsupportedContent,
         WorldError,
     )
-    from pagetrail.tools.eval_runner import (
+    from pagetrail.tools.eval.alias_eval import (
+        SWEEP_GRID as ALIAS_SWEEP_GRID,
+    )
+    from pagetrail.tools.eval.alias_eval import (
+        SWEEP_MIN_PRECISION as ALIAS_SWEEP_MIN_PRECISION,
+    )
+    from pagetrail.tools.eval.alias_eval import (
+        best_swept,
+        evaluate_aliases,
+        load_fable_dataset,
+    )
+    from pagetrail.tools.eval.eval_runner import (
         EVAL_METHODS,
         EngineChoice,
         expand_methods,
         run_evaluation,
     )
-    from pagetrail.tools.eval_runner import (
+    from pagetrail.tools.eval.eval_runner import (
         resolve_engine as resolve_eval_engine,
     )
-    from pagetrail.tools.evaluate import CaseResult
-    from pagetrail.tools.evaluate import build_report as build_eval_report
-    from pagetrail.tools.logsafe import install_log_redaction
-    from pagetrail.tools.memory import moves_for_site
+    from pagetrail.tools.eval.evaluate import CaseResult
+    from pagetrail.tools.eval.evaluate import build_report as build_eval_report
+    from pagetrail.tools.linkcheck.check import summary_line as check_summary
     from pagetrail.tools.models import (
         ArchivedRedirect,
         ArchiveResult,
@@ -200,25 +131,94 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         WatchChange,
         WatchList,
     )
-    from pagetrail.tools.netguard import ensure_fetchable, origin_of
-    from pagetrail.tools.output import robust_link
-    from pagetrail.tools.output import summary_line as recovery_summary
-    from pagetrail.tools.recover import ProgressFn as RecoveryProgressFn
-    from pagetrail.tools.recover import recover
-    from pagetrail.tools.scan_page import LinkStatus, PageScan
-    from pagetrail.tools.scanner import ProgressFn as ScanProgressFn
-    from pagetrail.tools.scanner import ScanOptions
-    from pagetrail.tools.scanner import scan as scan_site
+    from pagetrail.tools.net.logsafe import install_log_redaction
+    from pagetrail.tools.net.netguard import ensure_fetchable, origin_of
+    from pagetrail.tools.net.urls import same_url, validate_url
+    from pagetrail.tools.recovery.aliases import (
+        DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS,
+    )
+    from pagetrail.tools.recovery.aliases import (
+        KnownMove,
+        infer_aliases,
+    )
+    from pagetrail.tools.recovery.aliases import (
+        Thresholds as AliasThresholds,
+    )
+    from pagetrail.tools.recovery.classify import (
+        DEFAULT_KIND as DEFAULT_CLASSIFIER_KIND,
+    )
+    from pagetrail.tools.recovery.classify import (
+        DEFAULT_VARIANT as DEFAULT_CLASSIFIER_VARIANT,
+    )
+    from pagetrail.tools.recovery.classify import (
+        MODEL_KINDS as CLASSIFIER_KINDS,
+    )
+    from pagetrail.tools.recovery.classify import (
+        PAPER_TABLE6 as CLASSIFIER_PAPER_TABLE6,
+    )
+    from pagetrail.tools.recovery.classify import (
+        classify_url,
+    )
+    from pagetrail.tools.recovery.classify import (
+        evaluate as evaluate_classifier,
+    )
+    from pagetrail.tools.recovery.classify import (
+        load_candidates as load_classifier_candidates,
+    )
+    from pagetrail.tools.recovery.classify import (
+        load_examples as load_classifier_examples,
+    )
+    from pagetrail.tools.recovery.classify import (
+        load_model as load_classifier,
+    )
+    from pagetrail.tools.recovery.classify import (
+        train as train_classifier,
+    )
+    from pagetrail.tools.recovery.memory import moves_for_site
+    from pagetrail.tools.recovery.output import robust_link
+    from pagetrail.tools.recovery.output import summary_line as recovery_summary
+    from pagetrail.tools.recovery.pipeline import ProgressFn as RecoveryProgressFn
+    from pagetrail.tools.recovery.pipeline import recover
+    from pagetrail.tools.scan.digest import (
+        ChannelDigest,
+        DigestLink,
+        ScanDigest,
+        build_digest,
+        period_of,
+        recover_confirmed,
+        recovery_plan,
+    )
+    from pagetrail.tools.scan.digest import (
+        to_html as digest_html,
+    )
+    from pagetrail.tools.scan.digest import (
+        to_json as digest_json,
+    )
+    from pagetrail.tools.scan.digest import (
+        to_markdown as digest_markdown,
+    )
+    from pagetrail.tools.scan.digest_delivery import DigestPoster, PostOutcome
+    from pagetrail.tools.scan.digest_delivery import post_due_digests as deliver_due_digests
+    from pagetrail.tools.scan.page import LinkStatus, PageScan
+    from pagetrail.tools.scan.scanner import ProgressFn as ScanProgressFn
+    from pagetrail.tools.scan.scanner import ScanOptions
+    from pagetrail.tools.scan.scanner import scan as scan_site
+    from pagetrail.tools.scan.trend import Trend, stored_trend
+    from pagetrail.tools.scan.trend import render_chart as render_trend_chart
     from pagetrail.tools.settings import Settings, config_file, get_settings, mask_url
     from pagetrail.tools.settings import configured_store as open_store
-    from pagetrail.tools.subset import SubsetOptions, make_subset
     from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
     from pagetrail.tools.testbed.runner import Testbed
+    from pagetrail.tools.testbed.subset import SubsetOptions, make_subset
     from pagetrail.tools.testbed.world import World, load_world
-    from pagetrail.tools.trend import Trend, stored_trend
-    from pagetrail.tools.trend import render_chart as render_trend_chart
-    from pagetrail.tools.uritokens import VARIANTS as URI_TOKEN_VARIANTS
-    from pagetrail.tools.urls import same_url, validate_url
+    from pagetrail.tools.workers.batch import batch_format, read_batch, write_answers
+    from pagetrail.tools.workers.batch import failed as failed_jobs
+    from pagetrail.tools.workers.dispatch import (
+        configured_digest_runner,
+        get_dispatcher,
+        prepare_distributed,
+        scan_on_workers,
+    )
 
 
 # Public name → "module" (same attribute name) or "module:attribute".
@@ -279,8 +279,8 @@ _EXPORTS: dict[str, str] = {
     "Signature": "pagetrail.tools.models",
     "Tag": "pagetrail.tools.models",
     "Term": "pagetrail.tools.models",
-    "PageScan": "pagetrail.tools.scan_page",
-    "LinkStatus": "pagetrail.tools.scan_page",
+    "PageScan": "pagetrail.tools.scan.page",
+    "LinkStatus": "pagetrail.tools.scan.page",
     # Errors
     "PagetrailError": "pagetrail.tools.errors",
     "InvalidArgument": "pagetrail.tools.errors",
@@ -307,91 +307,91 @@ _EXPORTS: dict[str, str] = {
     "config_file": "pagetrail.tools.settings",
     "mask_url": "pagetrail.tools.settings",
     # Input: dates, URLs, the address guard
-    "parse_date": "pagetrail.tools.dates",
-    "validate_url": "pagetrail.tools.urls",
-    "same_url": "pagetrail.tools.urls",
-    "ensure_fetchable": "pagetrail.tools.netguard",
-    "origin_of": "pagetrail.tools.netguard",
+    "parse_date": "pagetrail.tools.content.dates",
+    "validate_url": "pagetrail.tools.net.urls",
+    "same_url": "pagetrail.tools.net.urls",
+    "ensure_fetchable": "pagetrail.tools.net.netguard",
+    "origin_of": "pagetrail.tools.net.netguard",
     # The whole recovery pipeline (unslimmed) and its one-line summaries
-    "recover": "pagetrail.tools.recover",
-    "RecoveryProgressFn": "pagetrail.tools.recover:ProgressFn",
-    "recovery_summary": "pagetrail.tools.output:summary_line",
-    "robust_link": "pagetrail.tools.output",
-    "check_summary": "pagetrail.tools.check:summary_line",
+    "recover": "pagetrail.tools.recovery.pipeline",
+    "RecoveryProgressFn": "pagetrail.tools.recovery.pipeline:ProgressFn",
+    "recovery_summary": "pagetrail.tools.recovery.output:summary_line",
+    "robust_link": "pagetrail.tools.recovery.output",
+    "check_summary": "pagetrail.tools.linkcheck.check:summary_line",
     # Scans and digests
-    "scan_site": "pagetrail.tools.scanner:scan",
-    "ScanOptions": "pagetrail.tools.scanner",
-    "ScanProgressFn": "pagetrail.tools.scanner:ProgressFn",
-    "ChannelDigest": "pagetrail.tools.digest",
-    "DigestLink": "pagetrail.tools.digest",
-    "ScanDigest": "pagetrail.tools.digest",
-    "build_digest": "pagetrail.tools.digest",
-    "recover_confirmed": "pagetrail.tools.digest",
-    "recovery_plan": "pagetrail.tools.digest",
-    "digest_html": "pagetrail.tools.digest:to_html",
-    "digest_json": "pagetrail.tools.digest:to_json",
-    "digest_markdown": "pagetrail.tools.digest:to_markdown",
-    "Trend": "pagetrail.tools.trend",
-    "render_trend_chart": "pagetrail.tools.trend:render_chart",
-    "stored_trend": "pagetrail.tools.trend",
+    "scan_site": "pagetrail.tools.scan.scanner:scan",
+    "ScanOptions": "pagetrail.tools.scan.scanner",
+    "ScanProgressFn": "pagetrail.tools.scan.scanner:ProgressFn",
+    "ChannelDigest": "pagetrail.tools.scan.digest",
+    "DigestLink": "pagetrail.tools.scan.digest",
+    "ScanDigest": "pagetrail.tools.scan.digest",
+    "build_digest": "pagetrail.tools.scan.digest",
+    "recover_confirmed": "pagetrail.tools.scan.digest",
+    "recovery_plan": "pagetrail.tools.scan.digest",
+    "digest_html": "pagetrail.tools.scan.digest:to_html",
+    "digest_json": "pagetrail.tools.scan.digest:to_json",
+    "digest_markdown": "pagetrail.tools.scan.digest:to_markdown",
+    "Trend": "pagetrail.tools.scan.trend",
+    "render_trend_chart": "pagetrail.tools.scan.trend:render_chart",
+    "stored_trend": "pagetrail.tools.scan.trend",
     # Jobs: batch files, the dispatcher, the workers
-    "batch_format": "pagetrail.tools.batch",
-    "read_batch": "pagetrail.tools.batch",
-    "write_answers": "pagetrail.tools.batch",
-    "failed_jobs": "pagetrail.tools.batch:failed",
-    "get_dispatcher": "pagetrail.tools.dispatch",
-    "scan_on_workers": "pagetrail.tools.dispatch",
-    "configured_digest_runner": "pagetrail.tools.dispatch",
-    "prepare_distributed": "pagetrail.tools.dispatch",
+    "batch_format": "pagetrail.tools.workers.batch",
+    "read_batch": "pagetrail.tools.workers.batch",
+    "write_answers": "pagetrail.tools.workers.batch",
+    "failed_jobs": "pagetrail.tools.workers.batch:failed",
+    "get_dispatcher": "pagetrail.tools.workers.dispatch",
+    "scan_on_workers": "pagetrail.tools.workers.dispatch",
+    "configured_digest_runner": "pagetrail.tools.workers.dispatch",
+    "prepare_distributed": "pagetrail.tools.workers.dispatch",
     # URL classifier (related pages)
-    "CLASSIFIER_KINDS": "pagetrail.tools.classify:MODEL_KINDS",
-    "DEFAULT_CLASSIFIER_KIND": "pagetrail.tools.classify:DEFAULT_KIND",
-    "DEFAULT_CLASSIFIER_VARIANT": "pagetrail.tools.classify:DEFAULT_VARIANT",
-    "CLASSIFIER_PAPER_TABLE6": "pagetrail.tools.classify:PAPER_TABLE6",
-    "classify_url": "pagetrail.tools.classify",
-    "evaluate_classifier": "pagetrail.tools.classify:evaluate",
-    "load_classifier_candidates": "pagetrail.tools.classify:load_candidates",
-    "load_classifier_examples": "pagetrail.tools.classify:load_examples",
-    "load_classifier": "pagetrail.tools.classify:load_model",
-    "train_classifier": "pagetrail.tools.classify:train",
-    "URI_TOKEN_VARIANTS": "pagetrail.tools.uritokens:VARIANTS",
+    "CLASSIFIER_KINDS": "pagetrail.tools.recovery.classify:MODEL_KINDS",
+    "DEFAULT_CLASSIFIER_KIND": "pagetrail.tools.recovery.classify:DEFAULT_KIND",
+    "DEFAULT_CLASSIFIER_VARIANT": "pagetrail.tools.recovery.classify:DEFAULT_VARIANT",
+    "CLASSIFIER_PAPER_TABLE6": "pagetrail.tools.recovery.classify:PAPER_TABLE6",
+    "classify_url": "pagetrail.tools.recovery.classify",
+    "evaluate_classifier": "pagetrail.tools.recovery.classify:evaluate",
+    "load_classifier_candidates": "pagetrail.tools.recovery.classify:load_candidates",
+    "load_classifier_examples": "pagetrail.tools.recovery.classify:load_examples",
+    "load_classifier": "pagetrail.tools.recovery.classify:load_model",
+    "train_classifier": "pagetrail.tools.recovery.classify:train",
+    "URI_TOKEN_VARIANTS": "pagetrail.tools.content.uritokens:VARIANTS",
     # Site aliases (rewrite rules learned from known moves)
-    "infer_aliases": "pagetrail.tools.aliases",
-    "KnownMove": "pagetrail.tools.aliases",
-    "AliasThresholds": "pagetrail.tools.aliases:Thresholds",
-    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.aliases:DEFAULT_THRESHOLDS",
-    "evaluate_aliases": "pagetrail.tools.alias_eval",
-    "load_fable_dataset": "pagetrail.tools.alias_eval",
-    "best_swept": "pagetrail.tools.alias_eval",
-    "ALIAS_SWEEP_GRID": "pagetrail.tools.alias_eval:SWEEP_GRID",
-    "ALIAS_SWEEP_MIN_PRECISION": "pagetrail.tools.alias_eval:SWEEP_MIN_PRECISION",
+    "infer_aliases": "pagetrail.tools.recovery.aliases",
+    "KnownMove": "pagetrail.tools.recovery.aliases",
+    "AliasThresholds": "pagetrail.tools.recovery.aliases:Thresholds",
+    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.recovery.aliases:DEFAULT_THRESHOLDS",
+    "evaluate_aliases": "pagetrail.tools.eval.alias_eval",
+    "load_fable_dataset": "pagetrail.tools.eval.alias_eval",
+    "best_swept": "pagetrail.tools.eval.alias_eval",
+    "ALIAS_SWEEP_GRID": "pagetrail.tools.eval.alias_eval:SWEEP_GRID",
+    "ALIAS_SWEEP_MIN_PRECISION": "pagetrail.tools.eval.alias_eval:SWEEP_MIN_PRECISION",
     # Evaluation
-    "EVAL_METHODS": "pagetrail.tools.eval_runner",
-    "EngineChoice": "pagetrail.tools.eval_runner",
-    "expand_methods": "pagetrail.tools.eval_runner",
-    "resolve_eval_engine": "pagetrail.tools.eval_runner:resolve_engine",
-    "run_evaluation": "pagetrail.tools.eval_runner",
-    "CaseResult": "pagetrail.tools.evaluate",
-    "build_eval_report": "pagetrail.tools.evaluate:build_report",
+    "EVAL_METHODS": "pagetrail.tools.eval.eval_runner",
+    "EngineChoice": "pagetrail.tools.eval.eval_runner",
+    "expand_methods": "pagetrail.tools.eval.eval_runner",
+    "resolve_eval_engine": "pagetrail.tools.eval.eval_runner:resolve_engine",
+    "run_evaluation": "pagetrail.tools.eval.eval_runner",
+    "CaseResult": "pagetrail.tools.eval.evaluate",
+    "build_eval_report": "pagetrail.tools.eval.evaluate:build_report",
     # Testbed (a loopback web, archive and search engine)
     "Testbed": "pagetrail.tools.testbed.runner",
     "World": "pagetrail.tools.testbed.world",
     "load_world": "pagetrail.tools.testbed.world",
     "ensure_pywb_venv": "pagetrail.tools.testbed.archive",
     "pywb_venv_path": "pagetrail.tools.testbed.archive",
-    "SubsetOptions": "pagetrail.tools.subset",
-    "make_subset": "pagetrail.tools.subset",
+    "SubsetOptions": "pagetrail.tools.testbed.subset",
+    "make_subset": "pagetrail.tools.testbed.subset",
     # Logging
-    "install_log_redaction": "pagetrail.tools.logsafe",
+    "install_log_redaction": "pagetrail.tools.net.logsafe",
     # The store
     "Store": "pagetrail.store.db",
     "open_store": "pagetrail.tools.settings:configured_store",
-    # Digest delivery (a face supplies the poster: tools.digest_delivery.DigestPoster)
-    "DigestPoster": "pagetrail.tools.digest_delivery",
-    "PostOutcome": "pagetrail.tools.digest_delivery",
-    "deliver_due_digests": "pagetrail.tools.digest_delivery:post_due_digests",
-    "period_of": "pagetrail.tools.digest",
-    "moves_for_site": "pagetrail.tools.memory",
+    # Digest delivery (a face supplies the poster: tools.scan.digest_delivery.DigestPoster)
+    "DigestPoster": "pagetrail.tools.scan.digest_delivery",
+    "PostOutcome": "pagetrail.tools.scan.digest_delivery",
+    "deliver_due_digests": "pagetrail.tools.scan.digest_delivery:post_due_digests",
+    "period_of": "pagetrail.tools.scan.digest",
+    "moves_for_site": "pagetrail.tools.recovery.memory",
 }
 
 __all__ = [

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pydantic import SecretStr
 
 from pagetrail.tools.errors import EngineUnavailable, PagetrailError, RateLimited
-from pagetrail.tools.fetch import retry_after_seconds as parse_retry_after
 from pagetrail.tools.models import Hit
-from pagetrail.tools.urls import host_of
+from pagetrail.tools.net.fetch import retry_after_seconds as parse_retry_after
+from pagetrail.tools.net.urls import host_of
 
 if TYPE_CHECKING:
     from pagetrail.store.db import Store
@@ -88,7 +88,7 @@ class Engine(Protocol):
 
 
 class HttpResponse(Protocol):
-    """The part of `pagetrail.tools.fetch.Response` the engines use."""
+    """The part of `pagetrail.tools.net.fetch.Response` the engines use."""
 
     status: int
     headers: Mapping[str, str]
@@ -99,7 +99,7 @@ class HttpResponse(Protocol):
 
 
 class HttpGetter(Protocol):
-    """The part of `pagetrail.tools.fetch.Fetcher` the engines use."""
+    """The part of `pagetrail.tools.net.fetch.Fetcher` the engines use."""
 
     async def get(self, url: str, *, headers: Mapping[str, str] | None = None,
                   **options: Any) -> HttpResponse: ...

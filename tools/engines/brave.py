@@ -24,7 +24,7 @@ from pagetrail.tools.engines.base import (
 from pagetrail.tools.engines.searxng import with_site
 from pagetrail.tools.errors import EngineUnavailable
 from pagetrail.tools.models import Hit
-from pagetrail.tools.urls import endpoint_url
+from pagetrail.tools.net.urls import endpoint_url
 
 BRAVE_API = "https://api.search.brave.com"
 MAX_COUNT = 20  # the API's largest page

@@ -30,7 +30,7 @@ from pagetrail.tools.engines.base import (
 from pagetrail.tools.engines.overlap import rank_by_overlap
 from pagetrail.tools.engines.site import is_page_like
 from pagetrail.tools.models import Hit
-from pagetrail.tools.urls import endpoint_url, host_of, normalize_url, same_url
+from pagetrail.tools.net.urls import endpoint_url, host_of, normalize_url, same_url
 
 IA_CDX = "https://web.archive.org/cdx/search/cdx"
 MAX_ROWS = 5000

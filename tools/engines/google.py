@@ -24,7 +24,7 @@ from pagetrail.tools.engines.base import (
 )
 from pagetrail.tools.errors import EngineUnavailable
 from pagetrail.tools.models import Hit
-from pagetrail.tools.urls import endpoint_url
+from pagetrail.tools.net.urls import endpoint_url
 
 GOOGLE_API = "https://www.googleapis.com"
 PAGE = 10

@@ -16,7 +16,7 @@ from pagetrail.store.pages import PageHit, has_fts, search_pages, upsert_page
 from pagetrail.tools.engines.base import EngineContext, EngineSkipped, SearchContext, make_hits
 from pagetrail.tools.engines.overlap import query_terms, text_tokens
 from pagetrail.tools.models import Document, Hit
-from pagetrail.tools.urls import host_of, normalize_url
+from pagetrail.tools.net.urls import host_of, normalize_url
 
 MAX_TERMS = 16
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pagetrail.tools.text import content_terms
-from pagetrail.tools.uritokens import path_tokens, word_tokens
+from pagetrail.tools.content.text import content_terms
+from pagetrail.tools.content.uritokens import path_tokens, word_tokens
 
 # Path noise that says nothing about the page's subject.
 _URL_NOISE = frozenset({
@@ -19,7 +19,7 @@ _URL_NOISE = frozenset({
 
 
 def text_tokens(text: str) -> list[str]:
-    """Lower-case word tokens of free text (tools.uritokens.word_tokens; concatenated words
+    """Lower-case word tokens of free text (tools.content.uritokens.word_tokens; concatenated words
     are followed by their parts)."""
     return word_tokens(text, split_compounds=True)
 

@@ -19,7 +19,7 @@ from pagetrail.tools.engines.base import (
     result_rows,
 )
 from pagetrail.tools.models import Hit
-from pagetrail.tools.urls import endpoint_url
+from pagetrail.tools.net.urls import endpoint_url
 
 RESULTS_PER_PAGE = 10
 

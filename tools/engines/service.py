@@ -34,7 +34,7 @@ from pagetrail.tools.engines.base import (
 )
 from pagetrail.tools.errors import PagetrailError, RateLimited
 from pagetrail.tools.models import EngineFailure, Hit
-from pagetrail.tools.politeness import HostLimiter, shared_limiter
+from pagetrail.tools.net.politeness import HostLimiter, shared_limiter
 from pagetrail.tools.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)

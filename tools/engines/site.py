@@ -25,7 +25,7 @@ from pagetrail.tools.engines.base import (
 from pagetrail.tools.engines.overlap import rank_by_overlap
 from pagetrail.tools.errors import EngineUnavailable, PagetrailError, UnsupportedContent
 from pagetrail.tools.models import Hit
-from pagetrail.tools.urls import host_of, same_url, site_of
+from pagetrail.tools.net.urls import host_of, same_url, site_of
 
 log = logging.getLogger(__name__)
 

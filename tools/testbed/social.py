@@ -13,9 +13,9 @@ import re
 from datetime import datetime
 from urllib.parse import parse_qs, urlsplit
 
+from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.testbed.httpio import Reply, json_response
 from pagetrail.tools.testbed.world import SocialPost
-from pagetrail.tools.urls import normalize_url
 
 HN_API_HOST = "hn.algolia.com"
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -1,0 +1,61 @@
+"""Web archives: Mementos (RFC 7089) and Save Page Now.
+
+Owns TimeGate/TimeMap lookups, choosing and fetching the raw capture, and asking the Internet
+Archive to capture a live page. Imports content/, net/ and the tools/ top level.
+
+Modules: memento, spn.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pagetrail.tools.archive.memento import (
+        ArchiveEndpoint,
+        CaptureListings,
+        archived_redirects,
+        fetch_memento,
+        list_mementos,
+        parse_timestamp,
+    )
+    from pagetrail.tools.archive.spn import CaptureQueue, SavePageNow, credentials, say_no_keys_once
+
+# name → defining module, imported on first use: the stages import each other's
+# modules, and eager re-exports here would turn that into import cycles.
+_EXPORTS: dict[str, str] = {
+    "ArchiveEndpoint": "pagetrail.tools.archive.memento",
+    "CaptureListings": "pagetrail.tools.archive.memento",
+    "CaptureQueue": "pagetrail.tools.archive.spn",
+    "SavePageNow": "pagetrail.tools.archive.spn",
+    "archived_redirects": "pagetrail.tools.archive.memento",
+    "credentials": "pagetrail.tools.archive.spn",
+    "fetch_memento": "pagetrail.tools.archive.memento",
+    "list_mementos": "pagetrail.tools.archive.memento",
+    "parse_timestamp": "pagetrail.tools.archive.memento",
+    "say_no_keys_once": "pagetrail.tools.archive.spn",
+}
+__all__ = [
+    "ArchiveEndpoint",
+    "CaptureListings",
+    "CaptureQueue",
+    "SavePageNow",
+    "archived_redirects",
+    "credentials",
+    "fetch_memento",
+    "list_mementos",
+    "parse_timestamp",
+    "say_no_keys_once",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,72 @@
+"""Measuring the engine on testbed worlds and datasets.
+
+Owns running the engine on every case of a world, scoring recoveries against the world's
+truth, and the offline alias-inference evaluation. Imports evidence/, recovery/ (by name, so a
+broken engine is reported, not fatal), content/, net/ and the tools/ top level.
+
+Modules: alias_eval, eval_runner, evaluate.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pagetrail.tools.eval.alias_eval import (
+        SWEEP_GRID,
+        SWEEP_MIN_PRECISION,
+        best_swept,
+        evaluate_aliases,
+        load_fable_dataset,
+    )
+    from pagetrail.tools.eval.eval_runner import (
+        EVAL_METHODS,
+        EngineChoice,
+        expand_methods,
+        resolve_engine,
+        run_evaluation,
+    )
+    from pagetrail.tools.eval.evaluate import CaseResult, build_report
+
+# name → defining module, imported on first use: the stages import each other's
+# modules, and eager re-exports here would turn that into import cycles.
+_EXPORTS: dict[str, str] = {
+    "CaseResult": "pagetrail.tools.eval.evaluate",
+    "EVAL_METHODS": "pagetrail.tools.eval.eval_runner",
+    "EngineChoice": "pagetrail.tools.eval.eval_runner",
+    "SWEEP_GRID": "pagetrail.tools.eval.alias_eval",
+    "SWEEP_MIN_PRECISION": "pagetrail.tools.eval.alias_eval",
+    "best_swept": "pagetrail.tools.eval.alias_eval",
+    "build_report": "pagetrail.tools.eval.evaluate",
+    "evaluate_aliases": "pagetrail.tools.eval.alias_eval",
+    "expand_methods": "pagetrail.tools.eval.eval_runner",
+    "load_fable_dataset": "pagetrail.tools.eval.alias_eval",
+    "resolve_engine": "pagetrail.tools.eval.eval_runner",
+    "run_evaluation": "pagetrail.tools.eval.eval_runner",
+}
+__all__ = [
+    "EVAL_METHODS",
+    "SWEEP_GRID",
+    "SWEEP_MIN_PRECISION",
+    "CaseResult",
+    "EngineChoice",
+    "best_swept",
+    "build_report",
+    "evaluate_aliases",
+    "expand_methods",
+    "load_fable_dataset",
+    "resolve_engine",
+    "run_evaluation",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

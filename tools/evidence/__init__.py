@@ -1,0 +1,45 @@
+"""Evidence about a dead link beyond its memento, and the queries made of it.
+
+Owns anchor-text quality, tags (meta keywords, social sources) and the query plan (which
+queries, in which order). Imports content/, net/ and the tools/ top level.
+
+Modules: anchor, queryplan, tags.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pagetrail.tools.evidence.anchor import anchor_info
+    from pagetrail.tools.evidence.queryplan import METHOD_ALIASES, QueryEvidence, plan_queries
+    from pagetrail.tools.evidence.tags import get_tags
+
+# name → defining module, imported on first use: the stages import each other's
+# modules, and eager re-exports here would turn that into import cycles.
+_EXPORTS: dict[str, str] = {
+    "METHOD_ALIASES": "pagetrail.tools.evidence.queryplan",
+    "QueryEvidence": "pagetrail.tools.evidence.queryplan",
+    "anchor_info": "pagetrail.tools.evidence.anchor",
+    "get_tags": "pagetrail.tools.evidence.tags",
+    "plan_queries": "pagetrail.tools.evidence.queryplan",
+}
+__all__ = [
+    "METHOD_ALIASES",
+    "QueryEvidence",
+    "anchor_info",
+    "get_tags",
+    "plan_queries",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,71 @@
+"""Is a link dead, and does a live link still say the same?
+
+Owns `check_link`/`classify` (verdicts, soft-404 probing per URL shape), the state machine of
+a link across scans, and content drift against the capture from when the link was made.
+Imports archive/, content/, net/ and the tools/ top level.
+
+Modules: check, drift, hostprobe, linkstate.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pagetrail.tools.linkcheck.check import check_link, observe_error, summary_line
+    from pagetrail.tools.linkcheck.drift import detect_drift, drift_sentence
+    from pagetrail.tools.linkcheck.hostprobe import SiblingProber, assess, judge, may_need_sibling
+    from pagetrail.tools.linkcheck.linkstate import (
+        LinkState,
+        Policy,
+        advance,
+        earliest_confirmation,
+        since,
+    )
+
+# name → defining module, imported on first use: the stages import each other's
+# modules, and eager re-exports here would turn that into import cycles.
+_EXPORTS: dict[str, str] = {
+    "LinkState": "pagetrail.tools.linkcheck.linkstate",
+    "Policy": "pagetrail.tools.linkcheck.linkstate",
+    "SiblingProber": "pagetrail.tools.linkcheck.hostprobe",
+    "advance": "pagetrail.tools.linkcheck.linkstate",
+    "assess": "pagetrail.tools.linkcheck.hostprobe",
+    "check_link": "pagetrail.tools.linkcheck.check",
+    "detect_drift": "pagetrail.tools.linkcheck.drift",
+    "drift_sentence": "pagetrail.tools.linkcheck.drift",
+    "earliest_confirmation": "pagetrail.tools.linkcheck.linkstate",
+    "judge": "pagetrail.tools.linkcheck.hostprobe",
+    "may_need_sibling": "pagetrail.tools.linkcheck.hostprobe",
+    "observe_error": "pagetrail.tools.linkcheck.check",
+    "since": "pagetrail.tools.linkcheck.linkstate",
+    "summary_line": "pagetrail.tools.linkcheck.check",
+}
+__all__ = [
+    "LinkState",
+    "Policy",
+    "SiblingProber",
+    "advance",
+    "assess",
+    "check_link",
+    "detect_drift",
+    "drift_sentence",
+    "earliest_confirmation",
+    "judge",
+    "may_need_sibling",
+    "observe_error",
+    "since",
+    "summary_line",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

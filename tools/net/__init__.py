@@ -1,0 +1,87 @@
+"""The network edge: every HTTP request pagetrail makes, and what guards it.
+
+Owns the async client (`Fetcher`: SSRF guard on every hop, size and decompression limits,
+charset sniffing, proxies, retries), the lean bulk client of scans, per-host politeness
+(in-process or on Redis), the SSRF guard, URL parsing and normalisation, and URL redaction
+in logs. Imports only the tools/ top level (errors, settings, models).
+
+Modules: bulkfetch, fetch, logsafe, netguard, politeness, urls.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pagetrail.tools.net.bulkfetch import BulkFetcher
+    from pagetrail.tools.net.fetch import Fetcher, Response, detect_charset, retry_after_seconds
+    from pagetrail.tools.net.logsafe import install_log_redaction
+    from pagetrail.tools.net.netguard import ensure_fetchable, origin_of, refuse_local_host
+    from pagetrail.tools.net.politeness import HostLimiter, shared_limiter
+    from pagetrail.tools.net.urls import (
+        endpoint_url,
+        host_of,
+        host_variants,
+        normalize_url,
+        same_url,
+        site_of,
+        validate_url,
+        without_userinfo,
+    )
+
+# name → defining module, imported on first use: the stages import each other's
+# modules, and eager re-exports here would turn that into import cycles.
+_EXPORTS: dict[str, str] = {
+    "BulkFetcher": "pagetrail.tools.net.bulkfetch",
+    "Fetcher": "pagetrail.tools.net.fetch",
+    "HostLimiter": "pagetrail.tools.net.politeness",
+    "Response": "pagetrail.tools.net.fetch",
+    "detect_charset": "pagetrail.tools.net.fetch",
+    "endpoint_url": "pagetrail.tools.net.urls",
+    "ensure_fetchable": "pagetrail.tools.net.netguard",
+    "host_of": "pagetrail.tools.net.urls",
+    "host_variants": "pagetrail.tools.net.urls",
+    "install_log_redaction": "pagetrail.tools.net.logsafe",
+    "normalize_url": "pagetrail.tools.net.urls",
+    "origin_of": "pagetrail.tools.net.netguard",
+    "refuse_local_host": "pagetrail.tools.net.netguard",
+    "retry_after_seconds": "pagetrail.tools.net.fetch",
+    "same_url": "pagetrail.tools.net.urls",
+    "shared_limiter": "pagetrail.tools.net.politeness",
+    "site_of": "pagetrail.tools.net.urls",
+    "validate_url": "pagetrail.tools.net.urls",
+    "without_userinfo": "pagetrail.tools.net.urls",
+}
+__all__ = [
+    "BulkFetcher",
+    "Fetcher",
+    "HostLimiter",
+    "Response",
+    "detect_charset",
+    "endpoint_url",
+    "ensure_fetchable",
+    "host_of",
+    "host_variants",
+    "install_log_redaction",
+    "normalize_url",
+    "origin_of",
+    "refuse_local_host",
+    "retry_after_seconds",
+    "same_url",
+    "shared_limiter",
+    "site_of",
+    "validate_url",
+    "without_userinfo",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,61 @@
+"""Candidates scored and classified (pure: no network, no store).
+
+Owns the scores of a candidate page, the kind and confidence that follow from them, and the
+calibration data. Imports content/, net/ and the tools/ top level.
+
+Modules: rank.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pagetrail.tools.ranking.rank import (
+        CALIBRATION_FILE,
+        Calibration,
+        CandidateEvidence,
+        Reference,
+        exact_url_key,
+        features,
+        fit_calibration,
+        is_moved,
+        rank_candidates,
+    )
+
+# name → defining module, imported on first use: the stages import each other's
+# modules, and eager re-exports here would turn that into import cycles.
+_EXPORTS: dict[str, str] = {
+    "CALIBRATION_FILE": "pagetrail.tools.ranking.rank",
+    "Calibration": "pagetrail.tools.ranking.rank",
+    "CandidateEvidence": "pagetrail.tools.ranking.rank",
+    "Reference": "pagetrail.tools.ranking.rank",
+    "exact_url_key": "pagetrail.tools.ranking.rank",
+    "features": "pagetrail.tools.ranking.rank",
+    "fit_calibration": "pagetrail.tools.ranking.rank",
+    "is_moved": "pagetrail.tools.ranking.rank",
+    "rank_candidates": "pagetrail.tools.ranking.rank",
+}
+__all__ = [
+    "CALIBRATION_FILE",
+    "Calibration",
+    "CandidateEvidence",
+    "Reference",
+    "exact_url_key",
+    "features",
+    "fit_calibration",
+    "is_moved",
+    "rank_candidates",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,70 @@
+"""What people and the web taught the engine: picks, moves, watches.
+
+The engine's side of store.picks / store.moves / store.watches: it validates and normalises
+URLs (tools.net.urls) and hands the store already-made keys and hosts, so that the store knows
+no URL rules."""
+
+from __future__ import annotations
+
+from pagetrail.store import watches as _watches
+from pagetrail.store.db import Store
+from pagetrail.store.moves import MOVE_SOURCES, MoveRecord, insert_move, moves_on_host
+from pagetrail.store.picks import PickRecord, insert_pick, picks_on_host
+from pagetrail.tools.errors import InvalidURL
+from pagetrail.tools.net.urls import normalize_url, same_url, site_of, validate_url
+
+__all__ = [
+    "MOVE_SOURCES", "MoveRecord", "PickRecord", "add_watch", "list_watches", "moves_for_site",
+    "picks_for", "record_move", "record_pick", "remove_watch", "watched_channels",
+]
+
+
+def record_move(store: Store, old_url: str, new_url: str, *, source: str) -> MoveRecord | None:
+    """Remember that `old_url` moved to `new_url`; idempotent per (old, new, source).
+
+    Returns None for a non-move (same URL). Raises InvalidURL for a bad URL or source.
+    """
+    old_url, new_url = validate_url(old_url), validate_url(new_url)
+    if source not in MOVE_SOURCES:
+        raise InvalidURL(f"unknown move source {source!r}; one of {', '.join(MOVE_SOURCES)}")
+    if same_url(old_url, new_url):
+        return None
+    return insert_move(store, old_url, new_url, host=site_of(old_url), source=source)
+
+
+def moves_for_site(store: Store, url_or_site: str, *, limit: int = 500) -> list[MoveRecord]:
+    """Known moves whose old URL is on the same site (www. ignored), newest first."""
+    site = site_of(url_or_site) if "://" in url_or_site else url_or_site.lower().removeprefix(
+        "www.")
+    return moves_on_host(store, site, limit=limit)
+
+
+def record_pick(store: Store, dead_url: str, chosen_url: str, *, by: str = "",
+                via: str = "cli", where: str = "", note: str = "",
+                rejected: bool = False) -> PickRecord:
+    """Store a pick (or, with rejected=True, a 'not it'); a pick is also move evidence."""
+    pick = insert_pick(store, dead_url, chosen_url, host=site_of(dead_url), by=by, via=via,
+                       where=where, note=note, rejected=rejected)
+    if not rejected:
+        record_move(store, dead_url, chosen_url, source="pick")
+    return pick
+
+
+def picks_for(store: Store, dead_url: str) -> list[PickRecord]:
+    """Every pick and rejection for this URL (normalised match), newest first."""
+    key = normalize_url(dead_url)
+    return [p for p in picks_on_host(store, site_of(dead_url))
+            if normalize_url(p.dead_url) == key]
+
+
+def add_watch(store: Store, channel: str, target: str, *, by: str = "") -> bool:
+    """Watch `target` in `channel`; False when the channel already watches it."""
+    return _watches.add_watch(store, channel, target, key=normalize_url, by=by)
+
+
+def remove_watch(store: Store, channel: str, target: str) -> bool:
+    return _watches.remove_watch(store, channel, target, key=normalize_url)
+
+
+list_watches = _watches.list_watches
+watched_channels = _watches.watched_channels

@@ -1,0 +1,71 @@
+"""The dead page's slug under the folders its live siblings use now (pure functions).
+
+A site that reorganises often moves every page into a new folder and keeps its slug
+(/universe-simulation.html → /read/universe-simulation.html, /org/project →
+/org/2022/05/project). The folders the site's live pages sit in (seen in its sitemap, its
+root page and search hits) are where a dead page's slug may live now: a few requests, no
+search engine. Ranking verifies the page like any other candidate.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from pagetrail.tools.content.uritokens import FILE_EXTENSION, slug_words
+from pagetrail.tools.net.urls import site_of
+
+MAX_FOLDERS = 3  # folders tried per dead page, the most populated first
+MIN_SLUG_LETTERS = 6  # a slug shorter than this ('1927', 'faq') names nothing by itself
+# Slugs that name a kind of page, not one page.
+GENERIC_SLUGS = frozenset({"index", "default", "home", "main", "page", "article", "view",
+                           "show", "item", "post", "story", "news"})
+
+
+def _split(url: str) -> tuple[str, str, str] | None:
+    """(origin, folder, last segment) of an http(s) URL without query; None otherwise."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+        return None
+    path = parts.path or "/"
+    trimmed = path.rstrip("/")
+    folder, _, last = trimmed.rpartition("/")
+    return f"{parts.scheme}://{parts.netloc}", folder + "/", last
+
+
+def transplants(dead_url: str, siblings: Iterable[str], limit: int = MAX_FOLDERS) -> list[str]:
+    """URLs made of the dead page's slug under the folders of its live same-site siblings,
+    styled like the siblings there (extension, trailing slash); most populated folder first.
+    Empty when the slug names nothing by itself."""
+    dead = _split(dead_url)
+    if dead is None:
+        return []
+    origin, dead_folder, slug = dead
+    words = slug_words(dead_url, GENERIC_SLUGS)
+    if not slug or sum(len(w) for w in words) < MIN_SLUG_LETTERS:
+        return []
+    bare = FILE_EXTENSION.sub("", slug)
+    site = site_of(dead_url)
+    folders: Counter[str] = Counter()
+    style: dict[str, tuple[str, str]] = {}  # folder -> (extension, trailing slash)
+    for url in siblings:
+        split = _split(url)
+        if split is None or site_of(url) != site or not split[2]:
+            continue
+        _origin, folder, last = split
+        if folder == dead_folder:
+            continue
+        folders[folder] += 1
+        if folder not in style:
+            match = FILE_EXTENSION.search(last)
+            style[folder] = (match.group(0) if match else "",
+                             "/" if urlsplit(url).path.endswith("/") else "")
+    out: list[str] = []
+    for folder, _count in folders.most_common(limit):
+        extension, slash = style[folder]
+        out.append(f"{origin}{folder}{bare}{extension}{slash}")
+    return out

@@ -1,0 +1,135 @@
+"""Watched sites over time: scans, drift watch, digests.
+
+Owns the site crawler and link checker, scanning one page, which live links to compare for
+drift, the link-rot digest and its trend chart. Imports recovery/ and the stages below it.
+
+Modules: digest, digest_delivery, driftwatch, page, scanner, trend.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pagetrail.tools.scan.digest import (
+        ChannelDigest,
+        DigestLink,
+        DigestRecovery,
+        ScanDigest,
+        build_digest,
+        period_of,
+        recover_confirmed,
+        recovery_plan,
+        run_digests,
+        to_html,
+        to_json,
+        to_markdown,
+    )
+    from pagetrail.tools.scan.digest_delivery import DigestPoster, PostOutcome, post_due_digests
+    from pagetrail.tools.scan.page import LinkStatus, PageScan, scan_page
+    from pagetrail.tools.scan.scanner import (
+        MAX_PROBLEMS,
+        PageDone,
+        PageProblem,
+        ProgressFn,
+        RobotsRules,
+        Scanner,
+        ScanOptions,
+        complete,
+        is_same_site,
+        resolve_target,
+        scan,
+        summarize,
+        utc_now,
+        write_records,
+    )
+    from pagetrail.tools.scan.trend import Trend, render_chart, stored_trend
+
+# name → defining module, imported on first use: the stages import each other's
+# modules, and eager re-exports here would turn that into import cycles.
+_EXPORTS: dict[str, str] = {
+    "ChannelDigest": "pagetrail.tools.scan.digest",
+    "DigestLink": "pagetrail.tools.scan.digest",
+    "DigestPoster": "pagetrail.tools.scan.digest_delivery",
+    "DigestRecovery": "pagetrail.tools.scan.digest",
+    "LinkStatus": "pagetrail.tools.scan.page",
+    "MAX_PROBLEMS": "pagetrail.tools.scan.scanner",
+    "PageDone": "pagetrail.tools.scan.scanner",
+    "PageProblem": "pagetrail.tools.scan.scanner",
+    "PageScan": "pagetrail.tools.scan.page",
+    "PostOutcome": "pagetrail.tools.scan.digest_delivery",
+    "ProgressFn": "pagetrail.tools.scan.scanner",
+    "RobotsRules": "pagetrail.tools.scan.scanner",
+    "ScanDigest": "pagetrail.tools.scan.digest",
+    "ScanOptions": "pagetrail.tools.scan.scanner",
+    "Scanner": "pagetrail.tools.scan.scanner",
+    "Trend": "pagetrail.tools.scan.trend",
+    "build_digest": "pagetrail.tools.scan.digest",
+    "complete": "pagetrail.tools.scan.scanner",
+    "is_same_site": "pagetrail.tools.scan.scanner",
+    "period_of": "pagetrail.tools.scan.digest",
+    "post_due_digests": "pagetrail.tools.scan.digest_delivery",
+    "recover_confirmed": "pagetrail.tools.scan.digest",
+    "recovery_plan": "pagetrail.tools.scan.digest",
+    "render_chart": "pagetrail.tools.scan.trend",
+    "resolve_target": "pagetrail.tools.scan.scanner",
+    "run_digests": "pagetrail.tools.scan.digest",
+    "scan": "pagetrail.tools.scan.scanner",
+    "scan_page": "pagetrail.tools.scan.page",
+    "stored_trend": "pagetrail.tools.scan.trend",
+    "summarize": "pagetrail.tools.scan.scanner",
+    "to_html": "pagetrail.tools.scan.digest",
+    "to_json": "pagetrail.tools.scan.digest",
+    "to_markdown": "pagetrail.tools.scan.digest",
+    "utc_now": "pagetrail.tools.scan.scanner",
+    "write_records": "pagetrail.tools.scan.scanner",
+}
+__all__ = [
+    "MAX_PROBLEMS",
+    "ChannelDigest",
+    "DigestLink",
+    "DigestPoster",
+    "DigestRecovery",
+    "LinkStatus",
+    "PageDone",
+    "PageProblem",
+    "PageScan",
+    "PostOutcome",
+    "ProgressFn",
+    "RobotsRules",
+    "ScanDigest",
+    "ScanOptions",
+    "Scanner",
+    "Trend",
+    "build_digest",
+    "complete",
+    "is_same_site",
+    "period_of",
+    "post_due_digests",
+    "recover_confirmed",
+    "recovery_plan",
+    "render_chart",
+    "resolve_target",
+    "run_digests",
+    "scan",
+    "scan_page",
+    "stored_trend",
+    "summarize",
+    "to_html",
+    "to_json",
+    "to_markdown",
+    "utc_now",
+    "write_records",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

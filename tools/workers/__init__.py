@@ -1,0 +1,68 @@
+"""The unit jobs and where they run: in process or on Celery workers.
+
+Owns the pure unit jobs (check URLs, recover one link, scan one target, one channel's digest),
+their dispatchers, the Celery application (task names are explicit: `pagetrail.<kind>`), and
+batch files. Imports scan/, recovery/ and the stages below them.
+
+Modules: batch, celery_app, dispatch, jobs, scan_jobs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pagetrail.tools.workers.batch import batch_format, failed, read_batch, write_answers
+    from pagetrail.tools.workers.celery_app import app
+    from pagetrail.tools.workers.dispatch import (
+        CeleryDispatcher,
+        InProcessDispatcher,
+        configured_digest_runner,
+        get_dispatcher,
+        prepare_distributed,
+        scan_on_workers,
+    )
+    from pagetrail.tools.workers.jobs import job_key
+
+# name → defining module, imported on first use: the stages import each other's
+# modules, and eager re-exports here would turn that into import cycles.
+_EXPORTS: dict[str, str] = {
+    "CeleryDispatcher": "pagetrail.tools.workers.dispatch",
+    "InProcessDispatcher": "pagetrail.tools.workers.dispatch",
+    "app": "pagetrail.tools.workers.celery_app",
+    "batch_format": "pagetrail.tools.workers.batch",
+    "configured_digest_runner": "pagetrail.tools.workers.dispatch",
+    "failed": "pagetrail.tools.workers.batch",
+    "get_dispatcher": "pagetrail.tools.workers.dispatch",
+    "job_key": "pagetrail.tools.workers.jobs",
+    "prepare_distributed": "pagetrail.tools.workers.dispatch",
+    "read_batch": "pagetrail.tools.workers.batch",
+    "scan_on_workers": "pagetrail.tools.workers.dispatch",
+    "write_answers": "pagetrail.tools.workers.batch",
+}
+__all__ = [
+    "CeleryDispatcher",
+    "InProcessDispatcher",
+    "app",
+    "batch_format",
+    "configured_digest_runner",
+    "failed",
+    "get_dispatcher",
+    "job_key",
+    "prepare_distributed",
+    "read_batch",
+    "scan_on_workers",
+    "write_answers",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,193 @@
+"""The Celery application: pagetrail's unit jobs (tools.workers.jobs) as tasks on Redis.
+
+`celery -A pagetrail.tools.workers.celery_app worker` and `pagetrail worker` run the same app. It is
+configured from pagetrail's settings (PAGETRAIL_BROKER_URL, ...) when imported. Settings that
+do not lose work:
+- acks late + reject on a lost worker: a job is acknowledged after it ran, and a worker
+  process that dies mid-job puts its job back; a whole worker killed leaves its job
+  unacknowledged in Redis, which gives it to another worker after the visibility timeout
+  (PAGETRAIL_BROKER_VISIBILITY_TIMEOUT, longer than the longest job's time limit);
+- prefetch multiplier 1: a worker holds no more jobs than it runs;
+- per-task soft and hard time limits;
+- retries with exponential backoff for transient faults only (database or Redis
+  connection lost); a job's own failure (bad input) is its recorded answer;
+- results go to the store (the jobs table), never to a result backend (ignore_result);
+- one queue per job kind, so a flood of checks never starves recoveries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+from celery import Celery, Task, signals
+from celery.exceptions import SoftTimeLimitExceeded
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from pagetrail.store.db import TRANSIENT_STORE_ERRORS, Store
+from pagetrail.tools.settings import Settings, get_settings
+from pagetrail.tools.workers.jobs import JobKind, run_job
+
+log = logging.getLogger(__name__)
+
+QUEUES: dict[JobKind, str] = {"check": "checks", "recover": "recoveries", "scan": "scans",
+                              "page": "pages", "digest": "digests"}
+TASK_NAMES: dict[JobKind, str] = {kind: f"pagetrail.{kind}" for kind in QUEUES}
+# Faults that pass: the job is retried later (with backoff) instead of failing.
+TRANSIENT = (*TRANSIENT_STORE_ERRORS, RedisConnectionError, RedisTimeoutError, ConnectionError)
+HARD_LIMIT_MARGIN = 30  # seconds between the soft and the hard time limit
+
+
+def time_limit(settings: Settings, kind: JobKind) -> int:
+    # A page job checks up to PAGETRAIL_SCAN_MAX_LINKS_PER_PAGE links, many of them on one
+    # politely paced host: a scan's limit, not a chunk of checks' (in-process, no page has
+    # a limit of its own).
+    return {"check": settings.check_time_limit, "recover": settings.recover_time_limit,
+            "scan": settings.scan_time_limit, "page": settings.scan_time_limit,
+            "digest": settings.scan_time_limit}[kind]
+
+
+def configure(app: Celery, settings: Settings) -> None:
+    longest = max(time_limit(settings, kind) for kind in QUEUES) + HARD_LIMIT_MARGIN
+    visibility = max(settings.broker_visibility_timeout, 1)
+    if visibility <= longest:
+        log.warning("broker visibility timeout %ss is not longer than the longest job (%ss): "
+                    "a slow job may be handed to a second worker", visibility, longest)
+    app.conf.update(
+        broker_url=settings.broker_url,
+        broker_transport_options={
+            "visibility_timeout": visibility,
+            # How often a worker looks for jobs a lost worker left unacknowledged (kombu's
+            # default sweep is every 10 × 10 s): a quarter of the timeout, a minute at most.
+            "unacked_restore_interval": max(1, min(60, visibility // 4)),
+            "unacked_restore_throttle": 1,
+        },
+        broker_connection_retry_on_startup=True,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_ignore_result=True,
+        result_backend=None,
+        task_serializer="json",
+        accept_content=["json"],
+        task_routes={TASK_NAMES[kind]: {"queue": queue} for kind, queue in QUEUES.items()},
+        task_default_queue="recoveries",
+        worker_hijack_root_logger=False,
+        # A running job keeps going when the broker connection drops: its result goes to the
+        # store, and its redelivery (it could not be acknowledged) finds it done.
+        worker_cancel_long_running_tasks_on_connection_loss=False,
+    )
+
+
+app = Celery("pagetrail")
+configure(app, get_settings())
+
+
+# --- one event loop and one store per worker process ---------------------------------------
+
+_local = threading.local()
+
+
+def _runner() -> asyncio.Runner:
+    runner = getattr(_local, "runner", None)
+    if runner is None:
+        runner = _local.runner = asyncio.Runner()
+    return runner
+
+
+def _store(settings: Settings) -> Store:
+    from pagetrail.tools.settings import configured_store
+
+    return configured_store(settings.database_url)
+
+
+class JobTask(Task):
+    """Runs a pagetrail job; a job that failed for good is recorded as failed in the store,
+    with the exception, so the batch waiting for it ends and says why."""
+
+    kind: JobKind = "recover"
+
+    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any,
+                   einfo: Any) -> None:
+        from pagetrail.store.jobs import JobRecord, record_jobs
+        from pagetrail.tools.workers.jobs import job_key
+
+        items = args[0] if args else kwargs.get("items", [])
+        error = f"{type(exc).__name__}: {exc}"
+        log.error("job %s %s failed for good: %s", self.kind, task_id, error)
+        try:
+            if self.kind == "page":  # its scan goes on without it (and can finish)
+                from pagetrail.tools.workers.dispatch import send_jobs
+                from pagetrail.tools.workers.scan_jobs import abandon_page
+
+                settings = get_settings()
+                for item in items:
+                    _runner().run(abandon_page(
+                        item, settings, _store(settings), error,
+                        lambda kind, batch: send_jobs(settings, kind, batch)))  # type: ignore[arg-type]
+                return
+            record_jobs(_store(get_settings()), [
+                JobRecord(self.kind, job_key(self.kind, item), item, "failed", {}, error)
+                for item in items])
+        except TRANSIENT as store_down:
+            log.error("could not record the failure of %s: %s", task_id, store_down)
+
+
+def _run(kind: JobKind, items: list[dict[str, Any]]) -> int:
+    settings = get_settings()
+    limit = time_limit(settings, kind)
+
+    async def bounded() -> int:
+        # The event loop's own deadline ends the job cleanly before Celery's soft limit.
+        async with asyncio.timeout(limit - 1):
+            return len(await run_job(kind, items, settings, _store(settings)))
+
+    try:
+        return _runner().run(bounded())
+    except SoftTimeLimitExceeded:
+        # The signal landed inside the loop: a fresh loop for the next job.
+        _runner().close()
+        _local.runner = None
+        raise
+
+
+def _task(kind: JobKind) -> Any:
+    settings = get_settings()
+    limit = time_limit(settings, kind)
+
+    @app.task(name=TASK_NAMES[kind], base=JobTask, bind=True, autoretry_for=TRANSIENT,
+              retry_backoff=2, retry_backoff_max=60, retry_jitter=True, max_retries=8,
+              soft_time_limit=limit, time_limit=limit + HARD_LIMIT_MARGIN, acks_late=True,
+              ignore_result=True)
+    def task(self: JobTask, items: list[dict[str, Any]]) -> int:
+        return _run(kind, items)
+
+    task.kind = kind
+    return task
+
+
+check_task = _task("check")
+recover_task = _task("recover")
+scan_task = _task("scan")
+page_task = _task("page")
+digest_task = _task("digest")
+
+
+@signals.worker_init.connect
+def _check_before_working(**_: Any) -> None:
+    """A worker refuses to start with a configuration that cannot work (one clear line),
+    and brings the store's schema up to date before taking jobs."""
+    import sys
+
+    from pagetrail.tools.errors import PagetrailError
+    from pagetrail.tools.workers.dispatch import prepare_distributed
+
+    try:
+        prepare_distributed(get_settings())
+    except PagetrailError as exc:
+        # Celery logs and ignores a signal handler's Exception: SystemExit stops the worker.
+        print(f"pagetrail: {exc.code}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
