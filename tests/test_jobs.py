@@ -305,3 +305,26 @@ def test_celery_worker_refuses_a_configuration_that_cannot_work(tmp_path) -> Non
     assert result.returncode == 2
     assert "pagetrail: config_error: PAGETRAIL_BROKER_URL is set but the store is SQLite" in (
         result.stderr + result.stdout)
+
+
+def test_the_celery_dispatcher_polls_pending_jobs_a_window_at_a_time(store, monkeypatch) -> None:
+    """It looks up the oldest pending keys first and stops at the first window not wholly
+    done (asking for all 20,000 pending keys each poll loaded the store); wholly done windows
+    let it go on in the same poll, and a later key done out of order is found on a later
+    poll, once the windows before it are done."""
+    from pagetrail.tools import dispatch
+    from pagetrail.tools.dispatch import CeleryDispatcher
+    from pagetrail.tools.settings import Settings
+
+    monkeypatch.setattr(dispatch, "POLL_WINDOW", 10)
+    dispatcher = CeleryDispatcher(Settings(broker_url="redis://127.0.0.1:1/0"), store)
+    keys = [f"k{i:03d}" for i in range(40)]
+
+    def finish(*indexes: int) -> None:
+        record_jobs(store, [JobRecord("check", keys[i], {}, "done", {}) for i in indexes])
+
+    finish(*range(12), 35)  # the first window, part of the second, one out of order
+    assert dispatcher._finished("check", keys) == set(keys[:12])
+    finish(*range(12, 32))
+    assert dispatcher._finished("check", keys[12:]) == set(keys[12:32]) | {keys[35]}
+    assert dispatcher._finished("check", []) == set()
