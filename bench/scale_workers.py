@@ -238,7 +238,7 @@ async def run_batch(kind_dispatcher: str, urls: list[str], batch: str, settings,
     items = [{"url": u, "batch": batch} for u in urls]
     dispatcher = (InProcessDispatcher(settings, store, concurrency=chunk_concurrency)
                   if kind_dispatcher == "in-process"
-                  else CeleryDispatcher(settings, store, poll_seconds=1.0))
+                  else CeleryDispatcher(settings, store))
     started = time.monotonic()
     records = await dispatcher.run("check", items)
     seconds = time.monotonic() - started

@@ -27,6 +27,7 @@ from pagetrail.tools.errors import (
     JobsStalled,
 )
 from pagetrail.tools.jobs import JobKind, job_key, run_job
+from pagetrail.tools.politeness import spread_hosts
 from pagetrail.tools.settings import Settings, mask_url
 
 ProgressFn = Callable[[int, int], None]
@@ -112,6 +113,10 @@ class Dispatcher(ABC):
         for key, item in zip(keys, items, strict=True):
             if key not in done:
                 todo.setdefault(key, item)
+        if todo and kind == "check":  # chunks of checks: each host's URLs spread out
+            entries = list(todo.items())
+            todo = dict(entries[i] for i in spread_hosts([item.get("url", "")
+                                                          for _, item in entries]))
         if todo:
             await self._run(kind, todo, len(done), total, progress)
         records = await asyncio.to_thread(load_jobs, self.store, kind, keys)
