@@ -7,17 +7,25 @@ URLs spread over the hosts, shuffled. Throw-away PostgreSQL and Redis (scripts/p
 scripts/redis.sh). Each run checks every link once (a new batch id: no job is skipped),
 politely: the per-host limits (Redis) hold across workers.
 
-Reports links/s, speed-up over one worker, CPU seconds per link (workers, the world server
-and this process; not PostgreSQL or Redis), the highest per-host request
-rate observed at the server (most requests of one host within any 1 s) against the limit,
-the dispatcher's overhead (in-process links/s over one worker's, same concurrency), and jobs
-lost (links without a stored answer). The last line is one JSON object.
+Reports links/s, speed-up over one worker, CPU per link (user + system from /proc) split by
+part: this process (the dispatcher), the world server, the workers' main processes (broker
+I/O) and pool processes (the jobs), PostgreSQL (postmaster and backends) and Redis — all of
+it is the run's, since both servers are throw-away; Redis commands per link; the highest
+per-host request rate observed at the server (most requests of one host within any 1 s)
+against the limit; the dispatcher's overhead (in-process running `--in-process-jobs` jobs at
+once against as many workers: the same work); and jobs lost (links without a stored answer).
+The load average at start and end (the machine may be shared). The last line is one JSON
+object.
 
   python bench/scale_workers.py [--links 20000] [--hosts 300] [--workers 1,2,4,8]
+                                [--profile DIR]
+
+`--profile DIR` runs every worker's pool process (PAGETRAIL_PROFILE_DIR, tools.workers.celery_app)
+and the in-process leg under cProfile and writes DIR/*.prof.
 
 Latency-bound on purpose: each worker checks `--chunk` links at once (one job), so a worker
 waits on the network, not the CPU; on a 2-core machine keep chunk × workers × CPU/link under
-the cores (the default 8 × 8 workers is about 320 links/s).
+the cores.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import sys
 import tempfile
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,25 +113,79 @@ def max_per_second(times: list[float]) -> int:
 
 # --- measurement -------------------------------------------------------------------------------
 
-def cpu_seconds(sessions: set[int]) -> float:
-    """CPU time (user + system) of this process, its children that have ended, and every live
-    process in `sessions` (the world server, each worker and its pool), from /proc. Not
-    PostgreSQL or Redis: the machine is shared, so whole-machine counters would measure
-    other people's work too."""
-    times = os.times()
-    total = times.user + times.system
+@dataclass(frozen=True)
+class Meter:
+    """Who is measured: sessions (the world server, each worker and its pool: live processes
+    in those session ids), process trees (PostgreSQL's postmaster and its backends, Redis),
+    and this process."""
+
+    world: int
+    workers: frozenset[int]
+    trees: dict[str, int]  # name → root pid
+
+
+def _proc_table() -> dict[int, tuple[int, int, float]]:
+    """pid → (parent pid, session id, CPU seconds: user + system, its own and its reaped
+    children's), from /proc."""
     tick = os.sysconf("SC_CLK_TCK")
+    table: dict[int, tuple[int, int, float]] = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+        if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-        except OSError:
+        except OSError:  # ended while we looked
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[3]) in sessions:  # field 6 of stat: the session id
-            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    return total
+        # stat fields 4 ppid, 6 session, 14-17 utime stime cutime cstime (1-based)
+        cpu = sum(int(v) for v in fields[11:15]) / tick
+        table[int(entry.name)] = (int(fields[1]), int(fields[3]), cpu)
+    return table
+
+
+def cpu_seconds(meter: Meter) -> dict[str, float]:
+    """CPU seconds so far of each measured part. A live process's reaped children are in its
+    own counters (cutime, cstime) and a live child is not yet, so nothing counts twice.
+    PostgreSQL's backends and Redis serve only this run (their own throw-away servers)."""
+    table = _proc_table()
+    me = os.getpid()
+    times = os.times()
+    parts = {"bench": times.user + times.system + times.children_user
+             + times.children_system}
+    parts["world"] = sum(c for pid, (_, sid, c) in table.items()
+                         if sid == meter.world and pid != me)
+    # A worker is its main process (broker I/O, acks) and its pool process (the jobs).
+    parts["worker-main"] = sum(c for pid, (_, sid, c) in table.items()
+                               if sid in meter.workers and pid == sid)
+    parts["worker-pool"] = sum(c for pid, (_, sid, c) in table.items()
+                               if sid in meter.workers and pid not in (sid, me))
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    for name, root in meter.trees.items():
+        total, stack = 0.0, [root]
+        while stack:
+            pid = stack.pop()
+            if pid in table:
+                total += table[pid][2]
+                stack.extend(children.get(pid, []))
+        parts[name] = total
+    return parts
+
+
+def redis_calls(url: str) -> tuple[int, int]:
+    """(commands, script calls) the Redis server has run so far (broker and limiter
+    together; a script's own commands count among the commands)."""
+    from redis import Redis
+
+    client = Redis.from_url(url)
+    try:
+        stats = client.info("commandstats")
+        scripts = sum(int(stats.get(f"cmdstat_{name}", {}).get("calls", 0))
+                      for name in ("eval", "evalsha"))
+        return int(client.info("stats")["total_commands_processed"]), scripts
+    finally:
+        client.close()
 
 
 def free_port() -> int:
@@ -175,11 +238,31 @@ async def run_batch(kind_dispatcher: str, urls: list[str], batch: str, settings,
     items = [{"url": u, "batch": batch} for u in urls]
     dispatcher = (InProcessDispatcher(settings, store, concurrency=chunk_concurrency)
                   if kind_dispatcher == "in-process"
-                  else CeleryDispatcher(settings, store, poll_seconds=1.0))
+                  else CeleryDispatcher(settings, store))
     started = time.monotonic()
     records = await dispatcher.run("check", items)
     seconds = time.monotonic() - started
     return seconds, sum(1 for r in records if r.status != "done")
+
+
+def load_average() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def run_leg(mode: str, n: int, urls: list[str], settings, store,  # type: ignore[no-untyped-def]
+            profile: Path | None) -> tuple[float, int]:
+    """One leg's batch: (seconds, jobs not done). In-process under cProfile with --profile
+    (the workers profile themselves: PAGETRAIL_PROFILE_DIR)."""
+    batch = f"{mode}-{n}-{time.time()}"
+    if profile is None or mode != "in-process":
+        return asyncio.run(run_batch(mode, urls, batch, settings, store, n))
+    import cProfile
+
+    profiler = cProfile.Profile()
+    try:
+        return profiler.runcall(asyncio.run, run_batch(mode, urls, batch, settings, store, n))
+    finally:
+        profiler.dump_stats(profile / "in-process.prof")
 
 
 def main() -> None:
@@ -187,13 +270,22 @@ def main() -> None:
     parser.add_argument("--links", type=int, default=20_000)
     parser.add_argument("--hosts", type=int, default=300)
     parser.add_argument("--workers", default="1,2,4,8")
+    parser.add_argument("--in-process-jobs", type=int, default=2,
+                        help="jobs the in-process leg runs at once; its links/s is compared "
+                             "with the leg of as many workers (the same work); 0: no "
+                             "in-process leg")
     parser.add_argument("--chunk", type=int, default=8, help="links per job (checked at once)")
     parser.add_argument("--rps", type=float, default=2.0, help="per-host limit")
     parser.add_argument("--latency", default="0.1,0.3")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="write cProfile stats of every worker process and of the "
+                             "in-process leg into this directory")
     args = parser.parse_args()
     low, high = (float(v) for v in args.latency.split(","))
-    counts = [int(v) for v in args.workers.split(",")]
+    counts = [int(v) for v in args.workers.split(",")] if args.workers else []
+    print(f"start {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, load average "
+          f"{load_average()} on {os.cpu_count()} CPUs (shared with other work)", flush=True)
 
     tmp = Path(tempfile.mkdtemp(prefix="pagetrail-scale-"))
     tmp.chmod(0o755)  # PostgreSQL runs as its own user when we are root
@@ -204,6 +296,8 @@ def main() -> None:
     redis_url = subprocess.run(["bash", str(REPO / "scripts/redis.sh"), "start",
                                 str(redis_dir), str(free_port())], check=True,
                                capture_output=True, text=True).stdout.strip()
+    trees = {"postgres": int((pg_dir / "data/postmaster.pid").read_text().split()[0]),
+             "redis": int((redis_dir / "pid").read_text().strip())}
     port = free_port()
     parent, child = multiprocessing.Pipe()
     server = multiprocessing.Process(target=serve, args=(port, args.hosts, low, high, child),
@@ -223,6 +317,9 @@ def main() -> None:
         "PAGETRAIL_CHECK_CHUNK": str(args.chunk), "PAGETRAIL_RETRIES": "0",
         "PAGETRAIL_DB_POOL_SIZE": "2",
     })
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        env["PAGETRAIL_PROFILE_DIR"] = str(args.profile.resolve())
     os.environ.update(env)
     from pagetrail.store import Store
     from pagetrail.tools.settings import Settings
@@ -237,7 +334,8 @@ def main() -> None:
     lost = 0
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        runs = [("in-process", 0)] + [("celery", n) for n in counts]
+        runs = ([("in-process", args.in_process_jobs)] if args.in_process_jobs else []) + \
+            [("celery", n) for n in counts]
         for mode, n in runs:
             procs = []
             if mode == "celery":
@@ -245,14 +343,18 @@ def main() -> None:
                 wait_workers(env, n)
             parent.send("reset")
             parent.recv()
-            sessions = {server.pid, *(p.pid for p in procs)}
-            cpu_before = cpu_seconds(sessions)
+            meter = Meter(server.pid, frozenset(p.pid for p in procs), trees)
+            cpu_before = cpu_seconds(meter)
+            calls_before = redis_calls(redis_url)
             in_process_settings = settings.model_copy(update={"broker_url": None,
                                                               "redis_url": redis_url})
-            seconds, failed = asyncio.run(run_batch(
-                mode, urls, f"{mode}-{n}-{time.time()}",
-                in_process_settings if mode == "in-process" else settings, store, 1))
-            used = cpu_seconds(sessions) - cpu_before
+            seconds, failed = run_leg(
+                mode, n, urls, in_process_settings if mode == "in-process" else settings,
+                store, args.profile)
+            cpu_after = cpu_seconds(meter)
+            calls = [b - a for a, b in zip(calls_before, redis_calls(redis_url), strict=True)]
+            used = {k: cpu_after[k] - cpu_before[k] for k in cpu_after}
+            total = sum(used.values())
             parent.send("stats")
             arrivals = parent.recv()
             stop_workers(procs)
@@ -265,16 +367,20 @@ def main() -> None:
             peak_rps = max(peak_rps, per_host)
             lost += failed + max(0, args.links - requests)
             rate = args.links / seconds
-            label = mode if mode == "in-process" else f"{n} workers"
-            print(f"{label:>12}: {rate:7.1f} links/s  {seconds:7.1f} s  "
-                  f"CPU {1000 * used / args.links:5.2f} ms/link  per-host max "
-                  f"{per_host}/s  requests {requests}  failed {failed}", flush=True)
+            ms = 1000 * total / args.links
+            label = f"in-process {n}" if mode == "in-process" else f"{n} workers"
+            parts = " ".join(f"{k} {1000 * v / args.links:.2f}" for k, v in used.items())
+            print(f"{label:>12}: {rate:7.1f} links/s  {seconds:7.1f} s  CPU {ms:5.2f} ms/link "
+                  f"({parts})  Redis commands/link {calls[0] / args.links:.1f} (scripts "
+                  f"{calls[1] / args.links:.1f})  per-host max "
+                  f"{per_host}/s  requests {requests}  failed {failed}  load {load_average()}",
+                  flush=True)
             if mode == "in-process":
                 results["in_process_links_per_s"] = round(rate, 1)
-                results["in_process_cpu_ms_per_link"] = round(1000 * used / args.links, 2)
+                results["in_process_cpu_ms_per_link"] = round(ms, 2)
             else:
                 rates.append(rate)
-                cpu.append(round(1000 * used / args.links, 2))
+                cpu.append(round(ms, 2))
     finally:
         stop_workers(procs)
         parent.send("stop")
@@ -282,16 +388,23 @@ def main() -> None:
         store.dispose()
         subprocess.run(["bash", str(REPO / "scripts/redis.sh"), "stop", str(redis_dir)])
         subprocess.run(["bash", str(REPO / "scripts/postgres.sh"), "stop", str(pg_dir)])
+    print(f"end {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, load average "
+          f"{load_average()}", flush=True)
     one = rates[0] if rates else 0.0
-    in_process = float(results["in_process_links_per_s"])  # type: ignore[arg-type]
+    in_process = results.get("in_process_links_per_s")
+    # The dispatcher's overhead: in-process running k jobs at once against k workers.
+    same = (rates[counts.index(args.in_process_jobs)]
+            if args.in_process_jobs in counts[:len(rates)] else 0.0)
     print(json.dumps({
         "workers": counts, "links": args.links, "hosts": args.hosts,
         "links_per_s": [round(r, 1) for r in rates],
         "speedup": [round(r / one, 2) for r in rates],
         "cpu_ms_per_link": cpu,
         "in_process_links_per_s": in_process,
-        "in_process_cpu_ms_per_link": results["in_process_cpu_ms_per_link"],
-        "dispatcher_overhead": round(in_process / one - 1, 3) if one else None,
+        "in_process_cpu_ms_per_link": results.get("in_process_cpu_ms_per_link"),
+        "in_process_jobs_at_once": args.in_process_jobs,
+        "dispatcher_overhead": (round(float(in_process) / same - 1, 3)  # type: ignore[arg-type]
+                                if same and in_process else None),
         "per_host_max_rps": peak_rps, "per_host_limit_rps": args.rps,
         "per_host_min_gap_s": round(min_gap, 3),
         "lost_jobs": lost,

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -19,6 +20,7 @@ from loopback import GetHeadHandler, Loopback
 
 from pagetrail.tools.errors import (
     BodyTooLarge,
+    ConfigError,
     DecompressionBomb,
     FetchFailed,
     InvalidURL,
@@ -27,6 +29,7 @@ from pagetrail.tools.errors import (
 )
 from pagetrail.tools.net.fetch import (
     Fetcher,
+    build_ssl_context,
     detect_charset,
     retry_after_seconds,
     sniff_content_type,
@@ -455,3 +458,21 @@ async def test_per_host_concurrency_is_bounded() -> None:
         async with Fetcher(loopback_settings(per_host_concurrency=2)) as f:
             await asyncio.gather(*(f.get(srv.base + "/s") for _ in range(6)))
     assert active["max"] == 2
+
+
+def test_the_tls_context_is_built_once_per_bundle_and_again_when_the_bundle_changes(
+        tmp_path) -> None:
+    """Loading the roots costs ~20 ms of CPU: a worker building a Fetcher per job paid it for
+    every chunk of checks. One context per bundle file, read again once the file changes."""
+    import certifi
+
+    bundle = tmp_path / "ca.pem"
+    bundle.write_bytes(Path(certifi.where()).read_bytes())
+    first = build_ssl_context(str(bundle))
+    assert build_ssl_context(str(bundle)) is first
+    assert build_ssl_context(None) is build_ssl_context(None)
+    assert build_ssl_context(None) is not first
+    bundle.write_bytes(bundle.read_bytes() * 2)  # another size: an edited bundle
+    assert build_ssl_context(str(bundle)) is not first
+    with pytest.raises(ConfigError, match="cannot load CA bundle"):
+        build_ssl_context(str(tmp_path / "missing.pem"))

@@ -9,6 +9,7 @@ import asyncio
 import subprocess
 import sys
 import time
+from typing import Any
 
 import pytest
 from distributed_helpers import MeteredServer, free_port
@@ -360,3 +361,108 @@ async def test_a_site_watched_by_two_channels_is_scanned_once_per_period(store) 
         again = await digest_job({"channel": "C1", "request": "req-later", "recover": False},
                                  settings, store)
         assert again.status == "done" and site.hits["/"] == 1
+def test_the_celery_dispatcher_polls_pending_jobs_a_window_at_a_time(store, monkeypatch) -> None:
+    """It looks up the oldest pending keys first and stops at the first window not wholly
+    done (asking for all 20,000 pending keys each poll loaded the store); wholly done windows
+    let it go on in the same poll, and a later key done out of order is found on a later
+    poll, once the windows before it are done."""
+    from pagetrail.tools.settings import Settings
+    from pagetrail.tools.workers import dispatch
+    from pagetrail.tools.workers.dispatch import CeleryDispatcher
+
+    monkeypatch.setattr(dispatch, "POLL_WINDOW", 10)
+    dispatcher = CeleryDispatcher(Settings(broker_url="redis://127.0.0.1:1/0"), store)
+    keys = [f"k{i:03d}" for i in range(40)]
+
+    def finish(*indexes: int) -> None:
+        record_jobs(store, [JobRecord("check", keys[i], {}, "done", {}) for i in indexes])
+
+    finish(*range(12), 35)  # the first window, part of the second, one out of order
+    assert dispatcher._finished("check", keys) == set(keys[:12])
+    finish(*range(12, 32))
+    assert dispatcher._finished("check", keys[12:]) == set(keys[12:32]) | {keys[35]}
+    assert dispatcher._finished("check", []) == set()
+
+
+async def test_check_jobs_judge_as_a_check_with_the_full_fetcher(store, monkeypatch) -> None:
+    """Check jobs take the lean bulk client (httpx cost most of a check's CPU): same verdict,
+    status, final URL and reason as `check_link` with the Fetcher, for a live page, a 404,
+    a redirect, a soft 404 (every path answers 200), a 500 and a PDF."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from pagetrail.tools.linkcheck.check import check_link
+    from pagetrail.tools.net import bulkfetch
+    from pagetrail.tools.net.fetch import Fetcher
+    from pagetrail.tools.settings import Settings
+    from pagetrail.tools.workers.jobs import check_jobs
+
+    clients: list[bulkfetch.BulkFetcher] = []
+
+    class Seen(bulkfetch.BulkFetcher):  # the real client, remembered to count its requests
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            clients.append(self)
+
+    monkeypatch.setattr(bulkfetch, "BulkFetcher", Seen)
+    page = b"<html><head><title>Solar</title></head><body>" + b"<p>solar farms</p>" * 50 + \
+        b"</body></html>"
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            host = self.headers["Host"]
+            if self.path.startswith("/moved"):
+                status, kind, body, extra = 301, "text/html", b"", {
+                    "Location": f"http://{host}/live"}
+            elif self.path == "/live" or host.startswith("127.0.0.2"):  # .2: all pages 200
+                status, kind, body, extra = 200, "text/html", page, {}
+            elif self.path == "/doc.pdf":
+                status, kind, body, extra = 200, "application/pdf", b"%PDF-1.4 x", {}
+            elif self.path == "/broken":
+                status, kind, body, extra = 500, "text/plain", b"oops", {}
+            else:
+                status, kind, body, extra = 404, "text/plain", b"not here", {}
+            self.send_response(status)
+            for name, value in {"Content-Type": kind, **extra}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command == "GET":
+                self.wfile.write(body)
+
+        do_HEAD = do_GET
+
+    server = ThreadingHTTPServer(("", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        settings = Settings(allow_hosts=[f"127.0.0.1:{port}", f"127.0.0.2:{port}"], retries=0,
+                            per_host_rps=0)
+        urls = [f"http://127.0.0.1:{port}/{path}" for path in
+                ("live", "gone", "moved/old", "broken", "doc.pdf")]
+        urls.append(f"http://127.0.0.2:{port}/any/missing-page")
+        items = [{"url": url, "batch": "b1"} for url in urls]
+        records = await check_jobs(items, settings, store)
+        async with Fetcher(settings) as fetcher:
+            expected = [await check_link(url, fetcher, settings=settings, polite=True)
+                        for url in urls]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    def judged(result: dict) -> tuple:
+        return (result["verdict"], result["status"], result["final_url"], result["reason"])
+
+    assert [r.status for r in records] == ["done"] * len(urls)
+    assert [judged(r.result) for r in records] == [
+        judged(e.model_dump(mode="json")) for e in expected]
+    verdicts = [e.verdict for e in expected]
+    assert len(set(verdicts)) >= 4, verdicts  # the cases are not all alike
+    assert len(clients) == 1
+    assert clients[0].requests >= len(urls) and clients[0].delegated == 0  # the lean path

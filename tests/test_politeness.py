@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from itertools import pairwise
 
 from pagetrail.tools.net.politeness import LocalHostLimiter
 
@@ -58,3 +59,30 @@ async def test_a_host_within_its_interval_keeps_its_next_free_time() -> None:
     async with limiter.slot("slow.example", polite=True):
         waited = time.monotonic() - started
     assert waited >= 0.1  # the 0.2 s interval, less the time the sweeps took
+
+
+def test_a_batch_is_ordered_so_that_each_hosts_urls_are_spread_out() -> None:
+    """Checks go out in chunks that last as long as their slowest URL: URLs bunched per host
+    (a site's export, sorted) would make chunks wait on the host's rate. The order spreads
+    each host evenly over the batch and keeps a host's own order."""
+    from pagetrail.tools.net.politeness import spread_hosts
+
+    urls = ([f"https://a.example/{i}" for i in range(30)]
+            + [f"https://{h}.example/{i}" for h in "bcd" for i in range(10)]
+            + ["not a url", "http://[::1"])  # no host, malformed: placed all the same
+    order = spread_hosts(urls)
+    assert sorted(order) == list(range(len(urls)))
+    out = [urls[i] for i in order]
+
+    def host(url: str) -> str:
+        return url.split("/")[2] if url.startswith("https://") else ""
+
+    for name in ("a.example", "b.example", "c.example", "d.example"):
+        mine = [u for u in out if host(u) == name]
+        assert mine == [u for u in urls if host(u) == name]  # a host's own order kept
+    for name in ("b.example", "c.example", "d.example"):  # 10 of 62: ideally 6 apart
+        places = [i for i, u in enumerate(out) if host(u) == name]
+        assert min(b - a for a, b in pairwise(places)) >= 5
+    runs = [host(u) for u in out]
+    assert not any(runs[i] == runs[i + 1] == runs[i + 2] == "a.example"
+                   for i in range(len(runs) - 2))  # half the batch, never three in a row

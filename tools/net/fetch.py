@@ -24,6 +24,7 @@ import asyncio
 import functools
 import json
 import logging
+import os
 import random
 import re
 import ssl
@@ -176,7 +177,25 @@ class _RoutingTransport(httpx.AsyncBaseTransport):
 
 
 def build_ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
-    """System/certifi roots plus the configured bundle (a corporate or test CA)."""
+    """System/certifi roots plus the configured bundle (a corporate or test CA).
+
+    One context per bundle (and its file's size and mtime, so an edited bundle is read
+    again), shared by every client of the process: loading the roots costs ~20 ms of CPU,
+    which a Fetcher per job (a worker's chunk of checks) paid each time. The only change
+    made to it afterwards is httpcore's ALPN list on connect, the same for every client
+    (HTTP/1.1: no client here speaks HTTP/2)."""
+    stamp = None
+    if ca_bundle:
+        try:
+            info = os.stat(ca_bundle)
+            stamp = (info.st_mtime_ns, info.st_size)
+        except OSError as exc:
+            raise ConfigError(f"cannot load CA bundle {ca_bundle}: {exc}") from exc
+    return _ssl_context(ca_bundle, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _ssl_context(ca_bundle: str | None, stamp: tuple[int, int] | None) -> ssl.SSLContext:
     import certifi
 
     context = ssl.create_default_context(cafile=certifi.where())

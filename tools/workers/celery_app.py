@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from typing import Any
 
@@ -174,6 +175,32 @@ recover_task = _task("recover")
 scan_task = _task("scan")
 page_task = _task("page")
 digest_task = _task("digest")
+
+
+# --- profiling (a diagnostic switch, off by default) ------------------------------------------
+
+PROFILE_ENV = "PAGETRAIL_PROFILE_DIR"
+_profiler: Any = None
+
+
+@signals.worker_process_init.connect
+def _start_profile(**_: Any) -> None:
+    """With PAGETRAIL_PROFILE_DIR set, each pool process runs under cProfile and writes
+    DIR/worker-PID.prof when it ends (where a job's CPU goes: bench/scale_workers.py
+    --profile)."""
+    global _profiler
+    if os.environ.get(PROFILE_ENV):
+        import cProfile
+
+        _profiler = cProfile.Profile()
+        _profiler.enable()
+
+
+@signals.worker_process_shutdown.connect
+def _write_profile(**_: Any) -> None:
+    if _profiler is not None:
+        _profiler.disable()
+        _profiler.dump_stats(os.path.join(os.environ[PROFILE_ENV], f"worker-{os.getpid()}.prof"))
 
 
 @signals.worker_init.connect

@@ -26,11 +26,13 @@ from pagetrail.tools.errors import (
     JobFailed,
     JobsStalled,
 )
+from pagetrail.tools.net.politeness import spread_hosts
 from pagetrail.tools.settings import Settings, mask_url
 from pagetrail.tools.workers.jobs import JobKind, job_key, run_job
 
 ProgressFn = Callable[[int, int], None]
 REDIS_SCHEMES = ("redis", "rediss")
+POLL_WINDOW = 500  # pending keys looked up at a time (CeleryDispatcher._finished)
 IN_PROCESS_CONCURRENCY = {"check": 8, "recover": 4, "scan": 1, "page": 8,
                           "digest": 1}  # jobs at once
 
@@ -112,6 +114,10 @@ class Dispatcher(ABC):
         for key, item in zip(keys, items, strict=True):
             if key not in done:
                 todo.setdefault(key, item)
+        if todo and kind == "check":  # chunks of checks: each host's URLs spread out
+            entries = list(todo.items())
+            todo = dict(entries[i] for i in spread_hosts([item.get("url", "")
+                                                          for _, item in entries]))
         if todo:
             await self._run(kind, todo, len(done), total, progress)
         records = await asyncio.to_thread(load_jobs, self.store, kind, keys)
@@ -203,13 +209,14 @@ class CeleryDispatcher(Dispatcher):
                 self._send(kind, items[i:i + size])
 
         await asyncio.to_thread(send_all)
-        pending = set(todo)
+        pending = dict.fromkeys(todo)  # in sending order
         last_change = time.monotonic()
         while pending:
             await asyncio.sleep(self.poll_seconds)
-            finished = await asyncio.to_thread(done_keys, self.store, kind, pending)
+            finished = await asyncio.to_thread(self._finished, kind, list(pending))
             if finished:
-                pending -= finished
+                for key in finished:
+                    del pending[key]
                 last_change = time.monotonic()
                 if progress is not None:
                     progress(total - len(pending), total)
@@ -217,6 +224,20 @@ class CeleryDispatcher(Dispatcher):
                 raise JobsStalled(f"no {kind} job finished for {self.stall_seconds:.0f} s; "
                                   f"{len(pending)} of {total} not done (are workers running "
                                   f"on the '{kind}' queue?)")
+
+    def _finished(self, kind: JobKind, pending: list[str]) -> set[str]:
+        """Which pending keys are done, looked up a window at a time from the oldest: the
+        workers take jobs in sending order, so a window not wholly done ends the look (the
+        rest are found on later polls). Asking for every pending key each poll cost the
+        store ~40 lookups a second at the start of a 20,000-link batch."""
+        finished: set[str] = set()
+        for i in range(0, len(pending), POLL_WINDOW):
+            window = pending[i:i + POLL_WINDOW]
+            found = done_keys(self.store, kind, window)
+            finished |= found
+            if len(found) < len(window):
+                break
+        return finished
 
     async def enqueue(self, kind: JobKind, item: dict[str, Any]) -> str:
         # Marked before it is sent: a fast worker's `running` or record then follows it.

@@ -82,9 +82,14 @@ async def _record(store: Store, records: Sequence[JobRecord]) -> None:
 
 async def check_jobs(items: Sequence[dict[str, Any]], settings: Settings,
                      store: Store) -> list[JobRecord]:
-    """Check URLs (one job each), sharing one fetcher; politely (the per-host rate applies:
-    these are bulk checks). Returns each job's stored record, in order."""
+    """Check URLs (one job each), sharing one client; politely (the per-host rate applies:
+    these are bulk checks). Returns each job's stored record, in order.
+
+    The client is the scanner's lean one (tools.net.bulkfetch: the fetch layer's guarantees,
+    the Fetcher for proxied hosts and faults worth a retry): httpx cost most of a check's
+    CPU, which bounds how many checks a machine's workers run."""
     from pagetrail.tools.linkcheck.check import check_link
+    from pagetrail.tools.net.bulkfetch import BulkFetcher
     from pagetrail.tools.net.fetch import Fetcher
 
     keys = [job_key("check", item) for item in items]
@@ -92,15 +97,20 @@ async def check_jobs(items: Sequence[dict[str, Any]], settings: Settings,
     todo = [(key, item) for key, item in zip(keys, items, strict=True) if key not in done]
     if todo:
         async with Fetcher(settings) as fetcher:
+            client = BulkFetcher(fetcher)
+
             async def one(key: str, item: dict[str, Any]) -> JobRecord:
                 try:
-                    result = await check_link(item["url"], fetcher, settings=settings,
-                                              polite=True)
+                    result = await check_link(item["url"], client,  # type: ignore[arg-type]
+                                              settings=settings, polite=True)
                 except PagetrailError as exc:  # InvalidURL: the input's fault, recorded
                     return _failed("check", key, item, exc)
                 return JobRecord("check", key, item, "done", result.model_dump(mode="json"))
 
-            records = await asyncio.gather(*(one(key, item) for key, item in todo))
+            try:
+                records = await asyncio.gather(*(one(key, item) for key, item in todo))
+            finally:
+                await client.aclose()
         await _record(store, records)
         done = await _done(store, "check", keys)
     return [done[key] for key in keys]
