@@ -437,12 +437,8 @@ class Scanner:
 
     # -- scheduling --
     def _schedule_page(self, url: str, depth: int) -> None:
-        if url in self._scheduled:
+        if not self._admit(url):
             return
-        if not self._room():
-            self.skipped["links_beyond_scan_cap"] += 1
-            return
-        self._scheduled.add(url)
         self._pages += 1
         self._total += 1
         self._queue.put_nowait(("page", url, depth))
@@ -451,13 +447,20 @@ class Scanner:
         """Whether the scan may take one more URL (settings.scan_max_links, pages included)."""
         return len(self._scheduled) < self.settings.scan_max_links
 
-    def _schedule_check(self, url: str) -> None:
+    def _admit(self, url: str) -> bool:
+        """Take `url` into the scan unless it is in already or the scan is at its cap
+        (counted as skipped)."""
         if url in self._scheduled:
-            return
+            return False
         if not self._room():
             self.skipped["links_beyond_scan_cap"] += 1
-            return
+            return False
         self._scheduled.add(url)
+        return True
+
+    def _schedule_check(self, url: str) -> None:
+        if not self._admit(url):
+            return
         if url in self._already:
             return  # recorded before the interruption
         self._total += 1
