@@ -222,6 +222,9 @@ def main() -> int:
                 if name in args.skip:
                     continue
                 run = job()
+                if not run.seconds:  # the checker is not installed: said, not divided by
+                    print(f"{run.name:<12} not run: {run.note}", flush=True)
+                    continue
                 runs.append(run)
                 print(f"{run.name:<12} {run.seconds:8.1f} s  {links / run.seconds:8.0f} links/s"
                       f"  peak {run.peak_mb:6.0f} MB  dead {len(run.dead):5d}"
