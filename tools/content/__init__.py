@@ -10,8 +10,9 @@ Modules: dates, document, signature, similarity, terms, text, uritokens.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pagetrail._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from pagetrail.tools.content.dates import as_utc, parse_date, parse_timestamp
@@ -185,11 +186,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

@@ -9,8 +9,9 @@ Modules: batch, celery_app, dispatch, jobs, scan_jobs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pagetrail._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from pagetrail.tools.workers.batch import batch_format, failed, read_batch, write_answers
@@ -57,11 +58,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:
