@@ -36,12 +36,6 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pagetrail.store.db import BulkWrite, Store
-
-# The link graph's reads and writes are store.linkgraph's (one writer per table); named here
-# too until the scanner imports them from there.
-from pagetrail.store.linkgraph import Edge as Edge
-from pagetrail.store.linkgraph import outlinks as outlinks
-from pagetrail.store.linkgraph import replace_edges_of_pages as replace_edges_of_pages
 from pagetrail.store.models import Base, LinkCheck, LinkEdge, utcnow
 
 

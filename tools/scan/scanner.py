@@ -39,7 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 from protego import Protego
 
 from pagetrail.store.db import JSONText, Store
-from pagetrail.store.linkgraph import Edge
+from pagetrail.store.linkgraph import Edge, outlinks, replace_edges_of_pages
 from pagetrail.store.scans import (
     aware,
     checked_in_scan,
@@ -48,9 +48,7 @@ from pagetrail.store.scans import (
     insert_checks,
     load_state_rows,
     open_scan,
-    outlinks,
     record_pages_done,
-    replace_edges_of_pages,
     save_state_rows,
     scan_checks_and_counts,
     url_key,
