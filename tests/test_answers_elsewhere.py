@@ -11,7 +11,7 @@ import pytest
 from pagetrail.tools.errors import InvalidURL
 from pagetrail.tools.models import Candidate, Recovery, Scores
 from pagetrail.tools.recovery.memory import answer_sites, record_answer_elsewhere, record_pick
-from pagetrail.tools.recovery.pipeline import answer_elsewhere
+from pagetrail.tools.recovery.pipeline import answers_elsewhere
 
 
 def test_a_site_that_answered_for_two_dead_sites_is_an_answer_site(store):
@@ -61,16 +61,32 @@ def test_a_pick_on_another_site_counts(store):
     assert (found.site, found.dead_sites) == ("mirror.example", 2)
 
 
-def _recovery(answer: str, url: str, confidence: float) -> Recovery:
+def _recovery(answer: str, url: str, confidence: float, **scores: float) -> Recovery:
     return Recovery(url="https://dead.example/a", answer=answer, candidates=[
-        Candidate(url=url, kind="replacement", confidence=confidence, scores=Scores())])
+        Candidate(url=url, kind="replacement", confidence=confidence, scores=Scores(**scores))])
 
 
-def test_only_a_confident_answer_on_another_site_is_learnt():
-    assert answer_elsewhere(_recovery("replacement", "https://wire.example/a", 0.8)) is not None
-    assert answer_elsewhere(_recovery("replacement", "https://wire.example/a", 0.3)) is None
-    assert answer_elsewhere(_recovery("replacement", "https://www.dead.example/b", 0.9)) is None
-    assert answer_elsewhere(_recovery("archived", "https://wire.example/a", 0.8)) is None
+def test_a_likely_answer_or_a_copy_on_another_site_is_learnt():
+    def learnt(*args: object, **scores: float) -> list[str]:
+        return [c.url for c in answers_elsewhere(_recovery(*args, **scores))]
+
+    assert learnt("replacement", "https://wire.example/a", 0.8) == ["https://wire.example/a"]
+    # Below the answer threshold but likely: a replacement rarely scores high.
+    assert learnt("archived", "https://wire.example/a", 0.35) == ["https://wire.example/a"]
+    assert learnt("none", "https://wire.example/a", 0.1) == []
+    assert learnt("replacement", "https://www.dead.example/b", 0.9) == []  # the same site
+    assert learnt("unverified", "https://wire.example/a", 0.8) == []  # not dead
+    # Lower in the list, a page bearing the lost page's title is a copy: learnt too.
+    recovery = _recovery("replacement", "https://www.dead.example/b", 0.9)
+    recovery.candidates += [
+        Candidate(url="https://wire.example/copy", kind="replacement", confidence=0.05,
+                  scores=Scores(title_similarity=0.9)),
+        Candidate(url="https://news.example/other", kind="replacement", confidence=0.2,
+                  scores=Scores(title_similarity=0.3)),
+        Candidate(url="https://anchor.example/x", kind="replacement", confidence=0.05,
+                  scores=Scores(anchor_dice=0.85))]
+    assert [c.url for c in answers_elsewhere(recovery)] == [
+        "https://wire.example/copy", "https://anchor.example/x"]
 
 
 # ------------------------------------------------------------------ the pipeline step

@@ -81,6 +81,10 @@ LINK_CANDIDATES = 5  # link-graph targets fetched per round, best overlap first
 ANSWER_SITES = 4
 ANSWER_SITE_HITS = 2  # pages taken from each such site, best overlap first
 ANSWER_SITE_RECALL = 0.5  # share of a query's terms a listed page must carry to be taken
+# An answer this sure teaches where answers live: below the answer threshold (a replacement
+# rarely scores high), and one site is only read once it held answers for two other sites.
+ANSWER_SITE_EVIDENCE = 0.3
+COPY_TITLE = 0.8  # a page on another site with the lost page's title is a copy of it
 MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
@@ -225,10 +229,9 @@ async def recover(
         for old_url, new_url, source in learned_moves(recovery, run.archived_redirects):
             await _stored(recovery.failures, f"recording the {source}", None,
                           _record_move, store, old_url, new_url, source)
-        elsewhere = answer_elsewhere(recovery)
-        if elsewhere is not None:
-            await _stored(recovery.failures, "recording the answer's site", False,
-                          _record_elsewhere, store, recovery.url, elsewhere)
+        for found in answers_elsewhere(recovery):
+            await _stored(recovery.failures, "recording where an answer was found", False,
+                          _record_elsewhere, store, recovery.url, found)
         await _stored(recovery.failures, "remembering the answer", None, _remember,
                       store, url, key, recovery, {
                           "source_url": source_url, "anchor": anchor, "context": context,
@@ -269,16 +272,26 @@ def learned_moves(recovery: Recovery, archived: Sequence[ArchivedRedirect],
     return moves
 
 
-def answer_elsewhere(recovery: Recovery) -> Candidate | None:
-    """The recovery's answer when it is a live page on another site than the dead link
-    (a republished copy, a site's new address): what teaches later recoveries which sites
-    hold answers. Pure."""
-    if recovery.answer not in ("moved", "replacement", "redirected"):
-        return None
-    top = next((c for c in recovery.candidates if c.kind != "archived"), None)
-    if top is None or top.confidence < RECOMMEND_AT or site_of(top.url) == site_of(recovery.url):
-        return None
-    return top
+def answers_elsewhere(recovery: Recovery) -> list[Candidate]:
+    """Live candidates on another site than the dead link that say answers live there: the
+    best one when it scores ANSWER_SITE_EVIDENCE, and among the top ten any that bears the
+    lost page's title (a copy: a republisher, a mirror, the site's new address). What
+    teaches later recoveries which sites hold answers. Pure."""
+    if recovery.answer in ("alive", "unverified"):  # not dead: nothing was recovered
+        return []
+    dead_site = site_of(recovery.url)
+    live = [c for c in recovery.candidates if c.kind != "archived"][:10]
+    found = [c for i, c in enumerate(live)
+             if site_of(c.url) != dead_site and c.confidence > 0.0
+             and ((i == 0 and c.confidence >= ANSWER_SITE_EVIDENCE) or _bears_title(c))]
+    return found
+
+
+def _bears_title(candidate: Candidate) -> bool:
+    scores = candidate.scores
+    title = scores.title_similarity if scores.title_similarity is not None \
+        else scores.anchor_dice
+    return (title or 0.0) >= COPY_TITLE
 
 
 def _record_elsewhere(store: Any, dead_url: str, answer: Candidate) -> bool:
