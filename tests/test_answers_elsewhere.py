@@ -84,9 +84,13 @@ def test_a_likely_answer_or_a_copy_on_another_site_is_learnt():
         Candidate(url="https://news.example/other", kind="replacement", confidence=0.2,
                   scores=Scores(title_similarity=0.3)),
         Candidate(url="https://anchor.example/x", kind="replacement", confidence=0.05,
-                  scores=Scores(anchor_dice=0.85))]
+                  scores=Scores(anchor_dice=0.85)),
+        Candidate(url="https://slug.example/a-2", kind="replacement", confidence=0.05,
+                  scores=Scores(url_similarity=0.75)),
+        Candidate(url="https://slug.example/other", kind="replacement", confidence=0.05,
+                  scores=Scores(url_similarity=0.3))]
     assert [c.url for c in answers_elsewhere(recovery)] == [
-        "https://wire.example/copy", "https://anchor.example/x"]
+        "https://wire.example/copy", "https://anchor.example/x", "https://slug.example/a-2"]
 
 
 # ------------------------------------------------------------------ the pipeline step

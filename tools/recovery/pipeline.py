@@ -84,7 +84,8 @@ ANSWER_SITE_RECALL = 0.5  # share of a query's terms a listed page must carry to
 # An answer this sure teaches where answers live: below the answer threshold (a replacement
 # rarely scores high), and one site is only read once it held answers for two other sites.
 ANSWER_SITE_EVIDENCE = 0.3
-COPY_TITLE = 0.8  # a page on another site with the lost page's title is a copy of it
+COPY_TITLE = 0.8  # a page on another site with the lost page's title is a copy of it,
+COPY_URL = 0.7  # and so is one whose address keeps the lost page's words
 MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
@@ -274,24 +275,26 @@ def learned_moves(recovery: Recovery, archived: Sequence[ArchivedRedirect],
 
 def answers_elsewhere(recovery: Recovery) -> list[Candidate]:
     """Live candidates on another site than the dead link that say answers live there: the
-    best one when it scores ANSWER_SITE_EVIDENCE, and among the top ten any that bears the
-    lost page's title (a copy: a republisher, a mirror, the site's new address). What
-    teaches later recoveries which sites hold answers. Pure."""
+    best one when it scores ANSWER_SITE_EVIDENCE, and among the top ten any copy of the lost
+    page (`_is_copy`: a republisher's, a mirror's, the site's new address). What teaches
+    later recoveries which sites hold answers. Pure."""
     if recovery.answer in ("alive", "unverified"):  # not dead: nothing was recovered
         return []
     dead_site = site_of(recovery.url)
     live = [c for c in recovery.candidates if c.kind != "archived"][:10]
     found = [c for i, c in enumerate(live)
              if site_of(c.url) != dead_site and c.confidence > 0.0
-             and ((i == 0 and c.confidence >= ANSWER_SITE_EVIDENCE) or _bears_title(c))]
+             and ((i == 0 and c.confidence >= ANSWER_SITE_EVIDENCE) or _is_copy(c))]
     return found
 
 
-def _bears_title(candidate: Candidate) -> bool:
+def _is_copy(candidate: Candidate) -> bool:
+    """It bears the lost page's title (or the anchor's words, when there is no title to
+    compare) or its address keeps the lost page's words (a slug carried over)."""
     scores = candidate.scores
     title = scores.title_similarity if scores.title_similarity is not None \
         else scores.anchor_dice
-    return (title or 0.0) >= COPY_TITLE
+    return (title or 0.0) >= COPY_TITLE or scores.url_similarity >= COPY_URL
 
 
 def _record_elsewhere(store: Any, dead_url: str, answer: Candidate) -> bool:
