@@ -696,7 +696,10 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
     - the own map (sitemap, root page links; CDX listing) of the sites where the best
       candidates live, when they are not the dead site (the site moved to a new host);
     - the link graph: links on the fetched candidate pages of the dead site and of those
-      sites, ranked by overlap of their anchor text and URL with the evidence.
+      sites, ranked by overlap of their anchor text and URL with the evidence;
+    - once a recovery: the maps of the sites that held other dead links' answers
+      (`_read_answer_sites`). Waiting for the first web stage instead saved 1 request a
+      recovery (median) on dev2 and lost a case.
     """
     site_engine = next((e for e in service.engines if isinstance(e, SiteEngine)), None)
     transplanted = await _transplant_slug(run, site_engine)
