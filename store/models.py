@@ -102,6 +102,25 @@ class Move(Base):
     __table_args__ = (UniqueConstraint("old_url", "new_url", "source", name="uq_moves"),)
 
 
+class AnswerElsewhere(Base):
+    """A dead link's answer that lives on another site than the dead one: a recovery's
+    confident answer or a person's pick. Sites that hold answers for several dead sites
+    (republishers, mirrors, a merged site) are worth reading in later recoveries."""
+
+    __tablename__ = "answers_elsewhere"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dead_url: Mapped[str] = mapped_column(Text)
+    dead_site: Mapped[str] = mapped_column(String(255))
+    answer_url: Mapped[str] = mapped_column(Text)
+    answer_site: Mapped[str] = mapped_column(String(255), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    confidence: Mapped[float] = mapped_column(Float)
+    source: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    __table_args__ = (UniqueConstraint("dead_url", "answer_url", "source",
+                                       name="uq_answers_elsewhere"),)
+
+
 class Watch(Base):
     """A channel watching a site or page, on a schedule."""
 

@@ -21,7 +21,7 @@ DEAD_VERDICTS: frozenset[str] = frozenset({"dead", "soft404", "unreachable"})
 Kind = Literal["moved", "replacement", "archived"]
 Method = Literal[
     "REDIRECT", "INFER", "PICK", "TI", "TA", "LS5", "LS7", "ANC", "ANC+", "URL", "LNLS",
-    "SITE", "CDX", "CONTEXT", "LINKS",
+    "SITE", "CDX", "CONTEXT", "LINKS", "ELSEWHERE",
 ]
 
 

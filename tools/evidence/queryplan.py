@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 # Every method label the pipeline knows; `--method` in eval restricts to one of them.
 ALL_METHODS = (
     "REDIRECT", "INFER", "PICK", "SITE", "CDX", "TI", "TA", "LS5", "LS7", "ANC", "ANC+",
-    "URL", "LNLS", "LINKS",
+    "URL", "LNLS", "LINKS", "ELSEWHERE",
 )
 # Eval's method names (FORMAT/issue) → the pipeline's labels.
 METHOD_ALIASES = {

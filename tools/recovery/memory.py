@@ -1,4 +1,4 @@
-"""What people and the web taught the engine: picks, moves, watches.
+"""What people and the web taught the engine: picks, moves, answers elsewhere, watches.
 
 The engine's side of store.picks / store.moves / store.watches: it validates and normalises
 URLs (tools.net.urls) and hands the store already-made keys and hosts, so that the store knows
@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from pagetrail.store import watches as _watches
 from pagetrail.store.db import Store
+from pagetrail.store.elsewhere import AnswerSite, insert_answer_elsewhere
+from pagetrail.store.elsewhere import answer_sites as _answer_sites
 from pagetrail.store.moves import MOVE_SOURCES, MoveRecord, insert_move, moves_on_host
 from pagetrail.store.picks import PickRecord, insert_pick, picks_on_host
 from pagetrail.tools.errors import InvalidURL
 from pagetrail.tools.net.urls import normalize_url, same_url, site_of, validate_url
 
 __all__ = [
-    "MOVE_SOURCES", "MoveRecord", "PickRecord", "add_watch", "list_watches", "moves_for_site",
-    "picks_for", "record_move", "record_pick", "remove_watch", "watched_channels",
+    "MOVE_SOURCES", "AnswerSite", "MoveRecord", "PickRecord", "add_watch", "answer_sites",
+    "list_watches", "moves_for_site", "picks_for", "record_answer_elsewhere", "record_move",
+    "record_pick", "remove_watch", "watched_channels",
 ]
 
 
@@ -47,7 +50,32 @@ def record_pick(store: Store, dead_url: str, chosen_url: str, *, by: str = "",
                        where=where, note=note, rejected=rejected)
     if not rejected:
         record_move(store, dead_url, chosen_url, source="pick")
+        record_answer_elsewhere(store, dead_url, chosen_url, kind="pick", confidence=1.0,
+                                source="pick")
     return pick
+
+
+def record_answer_elsewhere(store: Store, dead_url: str, answer_url: str, *, kind: str,
+                            confidence: float, source: str = "recovery") -> bool:
+    """Remember an answer that lives on another site than the dead link (a recovery's
+    confident answer, a pick). False when it is on the same site (nothing to learn about
+    other sites) or already known. Raises InvalidURL for a bad URL."""
+    dead_url, answer_url = validate_url(dead_url), validate_url(answer_url)
+    dead_site, answer_site = site_of(dead_url), site_of(answer_url)
+    if dead_site == answer_site:
+        return False
+    return insert_answer_elsewhere(store, dead_url, answer_url, dead_site=dead_site,
+                                   answer_site=answer_site, kind=kind, confidence=confidence,
+                                   source=source)
+
+
+def answer_sites(store: Store, *, exclude_url: str = "", min_dead_sites: int = 2,
+                 limit: int = 4) -> list[AnswerSite]:
+    """Sites that held answers for at least `min_dead_sites` other dead sites: where an
+    answer for a new dead link may live too (a republisher, a mirror). The dead link's own
+    site is left out."""
+    return _answer_sites(store, min_dead_sites=min_dead_sites, limit=limit,
+                         exclude=site_of(exclude_url) if exclude_url else "")
 
 
 def picks_for(store: Store, dead_url: str) -> list[PickRecord]:

@@ -36,7 +36,7 @@ from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.overlap import rank_by_overlap
 from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
-from pagetrail.tools.engines.site import SiteEngine, site_origin
+from pagetrail.tools.engines.site import SiteEngine, SiteListing, site_origin
 from pagetrail.tools.errors import PagetrailError, RefusedAddress
 from pagetrail.tools.evidence.anchor import anchor_info
 from pagetrail.tools.evidence.queryplan import QueryEvidence, plan_queries
@@ -76,6 +76,16 @@ NEW_HOSTS = 4  # other sites (where top candidates live) whose own map is read, 
 # unindexed replacement sits on a site whose other pages rank low (another article of it).
 NEIGHBOUR_DEPTH = 8
 LINK_CANDIDATES = 5  # link-graph targets fetched per round, best overlap first
+# Sites that held other dead links' answers (a republisher, a mirror: store.elsewhere) whose
+# own map is read when the dead site and the first searches did not settle the link.
+ANSWER_SITES = 4
+ANSWER_SITE_HITS = 2  # pages taken from each such site, best overlap first
+ANSWER_SITE_RECALL = 0.5  # share of a query's terms a listed page must carry to be taken
+# An answer this sure teaches where answers live: below the answer threshold (a replacement
+# rarely scores high), and one site is only read once it held answers for two other sites.
+ANSWER_SITE_EVIDENCE = 0.3
+COPY_TITLE = 0.8  # a page on another site with the lost page's title is a copy of it,
+COPY_URL = 0.7  # and so is one whose address keeps the lost page's words
 MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
@@ -124,6 +134,8 @@ class _Run:
     listed_sites: set[str] = field(default_factory=set)  # sites whose own map was read
     transplanted: set[str] = field(default_factory=set)  # the slug under siblings' folders
     unasked: list[str] = field(default_factory=list)  # web queries that could not be asked
+    answer_sites: list[str] = field(default_factory=list)  # origins of sites that held answers
+    answer_sites_read: bool = False
     search_evidence: dict[str, object] = field(default_factory=dict)  # the eval's figures
     _stage: tuple[str, float] | None = None
 
@@ -218,6 +230,9 @@ async def recover(
         for old_url, new_url, source in learned_moves(recovery, run.archived_redirects):
             await _stored(recovery.failures, f"recording the {source}", None,
                           _record_move, store, old_url, new_url, source)
+        for found in answers_elsewhere(recovery):
+            await _stored(recovery.failures, "recording where an answer was found", False,
+                          _record_elsewhere, store, recovery.url, found)
         await _stored(recovery.failures, "remembering the answer", None, _remember,
                       store, url, key, recovery, {
                           "source_url": source_url, "anchor": anchor, "context": context,
@@ -256,6 +271,42 @@ def learned_moves(recovery: Recovery, archived: Sequence[ArchivedRedirect],
             and top.confidence >= CONFIRM_CONFIDENCE):
         moves.append((recovery.url, top.url, "confirmed recovery"))
     return moves
+
+
+def answers_elsewhere(recovery: Recovery) -> list[Candidate]:
+    """Live candidates on another site than the dead link that say answers live there: the
+    best one when it scores ANSWER_SITE_EVIDENCE, and among the top ten any copy of the lost
+    page (`_is_copy`: a republisher's, a mirror's, the site's new address). What teaches
+    later recoveries which sites hold answers. Pure."""
+    if recovery.answer in ("alive", "unverified"):  # not dead: nothing was recovered
+        return []
+    dead_site = site_of(recovery.url)
+    live = [c for c in recovery.candidates if c.kind != "archived"][:10]
+    found = [c for i, c in enumerate(live)
+             if site_of(c.url) != dead_site and c.confidence > 0.0
+             and ((i == 0 and c.confidence >= ANSWER_SITE_EVIDENCE) or _is_copy(c))]
+    return found
+
+
+def _is_copy(candidate: Candidate) -> bool:
+    """It bears the lost page's title (or the anchor's words, when there is no title to
+    compare) or its address keeps the lost page's words (a slug carried over)."""
+    scores = candidate.scores
+    title = scores.title_similarity if scores.title_similarity is not None \
+        else scores.anchor_dice
+    return (title or 0.0) >= COPY_TITLE or scores.url_similarity >= COPY_URL
+
+
+def _record_elsewhere(store: Any, dead_url: str, answer: Candidate) -> bool:
+    from pagetrail.tools.errors import InvalidURL
+    from pagetrail.tools.recovery.memory import record_answer_elsewhere
+
+    try:
+        return record_answer_elsewhere(store, dead_url, answer.url, kind=answer.kind,
+                                       confidence=answer.confidence)
+    except InvalidURL as exc:  # a page's final URL no URL parser accepts: no evidence
+        log.info("answer %s for %s not recorded: %s", answer.url, dead_url, exc)
+        return False
 
 
 def _record_move(store: Any, old_url: str, new_url: str, source: str) -> None:
@@ -542,6 +593,10 @@ async def _search_and_rank(run: _Run, reference: Reference, qe: QueryEvidence,
                   # a silent dead host would only make the site engine wait out its timeouts
                   and not (e.name == "site" and run.host_silent)]
     site = site_of(run.url)
+    if store is not None and run.allowed("ELSEWHERE"):
+        run.answer_sites = [site_origin(found.example_url) for found in await _stored(
+            run.failures, "reading the sites that held answers", [], _answer_sites, store,
+            run.url)]
     after = memento.datetime if memento else link_date
     search_context = SearchContext(dead_url=run.url, after=after)
     # A stop anchor ("click here", the URL itself) has no terms to match a listing with.
@@ -641,10 +696,14 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
     - the own map (sitemap, root page links; CDX listing) of the sites where the best
       candidates live, when they are not the dead site (the site moved to a new host);
     - the link graph: links on the fetched candidate pages of the dead site and of those
-      sites, ranked by overlap of their anchor text and URL with the evidence.
+      sites, ranked by overlap of their anchor text and URL with the evidence;
+    - once a recovery: the maps of the sites that held other dead links' answers
+      (`_read_answer_sites`). Waiting for the first web stage instead saved 1 request a
+      recovery (median) on dev2 and lost a case.
     """
-    transplanted = await _transplant_slug(
-        run, next((e for e in service.engines if isinstance(e, SiteEngine)), None))
+    site_engine = next((e for e in service.engines if isinstance(e, SiteEngine)), None)
+    transplanted = await _transplant_slug(run, site_engine)
+    transplanted += await _read_answer_sites(run, site_engine, queries)
     if not queries or not run.allowed("LINKS"):
         return await _rank(run, reference) if transplanted else ranked
     sites = {site_of(run.url)} | run.listed_sites
@@ -688,6 +747,46 @@ async def _transplant_slug(run: _Run, site_engine: SiteEngine | None) -> int:
                                    engine="siblings")) is not None:
             added += 1
     return added
+
+
+async def _read_answer_sites(run: _Run, site_engine: SiteEngine | None,
+                             queries: Sequence[str]) -> int:
+    """Once a recovery: the own maps of the sites that held other dead links' answers
+    (store.elsewhere), each page ranked by overlap with the queries; the best
+    ANSWER_SITE_HITS of each site that carry ANSWER_SITE_RECALL of a query's terms become
+    candidates. An unindexed republished copy is found here though no page links to it and
+    no search engine returns it. Returns hits added."""
+    if run.answer_sites_read or site_engine is None or not queries:
+        return 0
+    run.answer_sites_read = True
+    own = {site_of(run.url)}
+    origins = [o for o in run.answer_sites if site_of(o) not in own][:ANSWER_SITES]
+    if not origins:
+        return 0
+    listings = await asyncio.gather(*(site_engine.listing(origin) for origin in origins))
+    added = 0
+    for listing in listings:
+        if not listing.pages:  # unreachable, or no sitemap and no links on its root page
+            error = listing.error or f"{host_of(listing.origin)} lists no pages"
+            run.failures.append(EngineFailure(engine="elsewhere", error=error[:500]))
+            continue
+        for rank, url in enumerate(_best_listed(listing, queries), 1):
+            if run.add_hit("ELSEWHERE", Hit(url=url, rank=rank, engine="elsewhere")) is not None:
+                added += 1
+    run.search_evidence["answer_sites"] = [host_of(o) for o in origins]
+    return added
+
+
+def _best_listed(listing: SiteListing, queries: Sequence[str]) -> list[str]:
+    """The listed pages that carry enough of a query's terms, best first (pure)."""
+    pages = list(listing.pages.items())
+    best: dict[str, tuple[float, int]] = {}
+    for query in queries:
+        for rank, (url, _text, recall) in enumerate(rank_by_overlap(query, pages), 1):
+            if rank > ANSWER_SITE_HITS or recall < ANSWER_SITE_RECALL:
+                break
+            best[url] = min(best.get(url, (1.0, rank)), (-recall, rank))
+    return sorted(best, key=lambda url: best[url])[:ANSWER_SITE_HITS]
 
 
 MAX_SITE_MOVES = 3  # answering variant hosts whose maps are read
@@ -929,6 +1028,12 @@ def _inferred(store: Any, url: str, title: str) -> list[tuple[str, float]]:
     # Proposals are verified like every candidate (fetched, ranked); confident rules weigh more.
     return [(p.url, p.quality if p.confident else p.quality / 2)
             for p in inference.proposals[:3]]
+
+
+def _answer_sites(store: Any, url: str) -> list[Any]:
+    from pagetrail.tools.recovery.memory import answer_sites
+
+    return answer_sites(store, exclude_url=url, limit=ANSWER_SITES)
 
 
 def _backlink_anchors(store: Any, url: str) -> list[str]:

@@ -1,0 +1,179 @@
+"""Answers found on another site: remembered from recoveries and picks (store.elsewhere,
+on SQLite and PostgreSQL), and read by later recoveries (the pipeline's ELSEWHERE step)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import pytest
+
+from pagetrail.tools.errors import InvalidURL
+from pagetrail.tools.models import Candidate, Recovery, Scores
+from pagetrail.tools.recovery.memory import answer_sites, record_answer_elsewhere, record_pick
+from pagetrail.tools.recovery.pipeline import answers_elsewhere
+
+
+def test_a_site_that_answered_for_two_dead_sites_is_an_answer_site(store):
+    assert record_answer_elsewhere(store, "https://a.example/x", "https://www.wire.example/1",
+                                   kind="replacement", confidence=0.8)
+    assert answer_sites(store) == []  # one dead site is no pattern yet
+    # The same dead site again does not count twice; the same answer is not stored twice.
+    assert record_answer_elsewhere(store, "https://www.a.example/y", "https://wire.example/2",
+                                   kind="replacement", confidence=0.7)
+    assert not record_answer_elsewhere(store, "https://a.example/x", "https://www.wire.example/1",
+                                       kind="replacement", confidence=0.8)
+    assert answer_sites(store) == []
+    assert record_answer_elsewhere(store, "https://b.example/z", "https://www.wire.example/3",
+                                   kind="moved", confidence=0.9)
+    [found] = answer_sites(store)
+    assert (found.site, found.dead_sites, found.answers) == ("wire.example", 2, 3)
+    assert found.example_url.startswith(("https://www.wire.example/", "https://wire.example/"))
+
+
+def test_answer_sites_are_ordered_by_dead_sites_and_exclude_the_dead_link_site(store):
+    for dead in ("a", "b", "c"):
+        record_answer_elsewhere(store, f"https://{dead}.example/p", f"https://big.example/{dead}",
+                                kind="replacement", confidence=0.8)
+    for dead in ("a", "b"):
+        record_answer_elsewhere(store, f"https://{dead}.example/q", f"https://small.example/{dead}",
+                                kind="replacement", confidence=0.8)
+    assert [s.site for s in answer_sites(store)] == ["big.example", "small.example"]
+    assert [s.site for s in answer_sites(store, limit=1)] == ["big.example"]
+    assert [s.site for s in answer_sites(store, exclude_url="https://www.big.example/new")] \
+        == ["small.example"]
+    assert answer_sites(store, min_dead_sites=3)[0].dead_sites == 3
+
+
+def test_an_answer_on_the_dead_site_teaches_nothing_and_bad_urls_are_refused(store):
+    assert not record_answer_elsewhere(store, "https://a.example/x", "https://www.a.example/y",
+                                       kind="moved", confidence=0.9)
+    with pytest.raises(InvalidURL):
+        record_answer_elsewhere(store, "not a url", "https://b.example/", kind="moved",
+                                confidence=0.9)
+
+
+def test_a_pick_on_another_site_counts(store):
+    record_pick(store, "https://a.example/x", "https://mirror.example/x", by="u")
+    record_pick(store, "https://b.example/y", "https://mirror.example/y", by="u")
+    record_pick(store, "https://c.example/z", "https://mirror.example/z", by="u", rejected=True)
+    [found] = answer_sites(store)
+    assert (found.site, found.dead_sites) == ("mirror.example", 2)
+
+
+def _recovery(answer: str, url: str, confidence: float, **scores: float) -> Recovery:
+    return Recovery(url="https://dead.example/a", answer=answer, candidates=[
+        Candidate(url=url, kind="replacement", confidence=confidence, scores=Scores(**scores))])
+
+
+def test_a_likely_answer_or_a_copy_on_another_site_is_learnt():
+    def learnt(*args: object, **scores: float) -> list[str]:
+        return [c.url for c in answers_elsewhere(_recovery(*args, **scores))]
+
+    assert learnt("replacement", "https://wire.example/a", 0.8) == ["https://wire.example/a"]
+    # Below the answer threshold but likely: a replacement rarely scores high.
+    assert learnt("archived", "https://wire.example/a", 0.35) == ["https://wire.example/a"]
+    assert learnt("none", "https://wire.example/a", 0.1) == []
+    assert learnt("replacement", "https://www.dead.example/b", 0.9) == []  # the same site
+    assert learnt("unverified", "https://wire.example/a", 0.8) == []  # not dead
+    # Lower in the list, a page bearing the lost page's title is a copy: learnt too.
+    recovery = _recovery("replacement", "https://www.dead.example/b", 0.9)
+    recovery.candidates += [
+        Candidate(url="https://wire.example/copy", kind="replacement", confidence=0.05,
+                  scores=Scores(title_similarity=0.9)),
+        Candidate(url="https://news.example/other", kind="replacement", confidence=0.2,
+                  scores=Scores(title_similarity=0.3)),
+        Candidate(url="https://anchor.example/x", kind="replacement", confidence=0.05,
+                  scores=Scores(anchor_dice=0.85)),
+        Candidate(url="https://slug.example/a-2", kind="replacement", confidence=0.05,
+                  scores=Scores(url_similarity=0.75)),
+        Candidate(url="https://slug.example/other", kind="replacement", confidence=0.05,
+                  scores=Scores(url_similarity=0.3))]
+    assert [c.url for c in answers_elsewhere(recovery)] == [
+        "https://wire.example/copy", "https://anchor.example/x", "https://slug.example/a-2"]
+
+
+# ------------------------------------------------------------------ the pipeline step
+
+TEXT = ("The river ferry resumes its summer timetable with crossings every twenty minutes "
+        "from the old quay, a new ramp for bicycles and tickets sold on board. ")
+OTHER = "Weather, traffic and the week's events in the valley towns. "
+
+
+def _page(title: str, body: str, links: str = "") -> str:
+    return (f"<!DOCTYPE html><html><head><title>{title}</title></head><body><main>"
+            f"<h1>{title}</h1>{''.join(f'<p>{body}</p>' for _ in range(3))}{links}</main>"
+            "</body></html>")
+
+
+def _world(root):
+    from pagetrail.tools.testbed.worldgen import WorldBuilder
+
+    b = WorldBuilder(root, name="elsewhere", format=2, then="2020-01-01T00:00:00Z")
+    b.host("www.valleynews.example")
+    b.page("https://www.valleynews.example/", _page("Valley news", OTHER))
+    dead = "https://www.valleynews.example/2019/ferry-summer-timetable"
+    b.capture(dead, "20190601000000", html=_page("Ferry summer timetable", TEXT))
+    # A republisher: its sitemap lists the copy; no page links to it and the web engine
+    # has not indexed it.
+    b.host("www.regionwire.example")
+    b.page("https://www.regionwire.example/", _page("Region wire", OTHER))
+    copy = "https://www.regionwire.example/story/ferry-summer-timetable-5521"
+    b.page(copy, _page("Ferry summer timetable", TEXT), indexed=False)
+    b.page("https://www.regionwire.example/story/valley-weather-5520",
+           _page("Valley weather", OTHER), indexed=False)
+    b.resource("https://www.regionwire.example/sitemap.xml", 200,
+               {"Content-Type": "application/xml"}, (
+                   '<?xml version="1.0"?><urlset '
+                   'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                   f"<url><loc>{copy}</loc></url>"
+                   "<url><loc>https://www.regionwire.example/story/valley-weather-5520</loc>"
+                   "</url></urlset>").encode(), ".xml")
+    return b.write(), dead, copy
+
+
+@pytest.fixture
+def elsewhere_world(tmp_path):
+    from pagetrail.tools.testbed.runner import start_in_thread
+
+    root, dead, copy = _world(tmp_path / "w")
+    bed = start_in_thread(root)
+    try:
+        yield bed, dead, copy
+    finally:
+        bed.stop()
+
+
+def _recover(bed, dead, store):
+    from pagetrail.tools.recovery.pipeline import recover
+
+    return asyncio.run(recover(dead, settings=bed.settings(database_url=store.url),
+                               store=store, use_cache=False,
+                               link_date=datetime(2019, 7, 1, tzinfo=UTC)))
+
+
+def test_a_copy_on_a_site_that_held_other_answers_is_found(elsewhere_world, store):
+    bed, dead, copy = elsewhere_world
+    before = _recover(bed, dead, store)
+    assert all(c.url != copy for c in before.candidates)  # nothing leads to the copy
+    for other in ("https://a.example/1", "https://b.example/2"):
+        record_answer_elsewhere(store, other, "https://www.regionwire.example/story/x",
+                                kind="replacement", confidence=0.8)
+    after = _recover(bed, dead, store)
+    top = after.candidates[0]
+    assert top.url == copy and "ELSEWHERE" in top.methods, [
+        (c.url, c.confidence) for c in after.candidates]
+    assert after.evidence["search"]["answer_sites"] == ["www.regionwire.example"]
+    # That answer is on another site, confident: it is remembered in its turn.
+    assert after.answer in ("moved", "replacement")
+    assert answer_sites(store)[0].answers == 3
+
+
+def test_an_answer_site_that_cannot_be_read_is_a_named_failure(elsewhere_world, store):
+    bed, dead, _copy = elsewhere_world
+    for other in ("https://a.example/1", "https://b.example/2"):
+        record_answer_elsewhere(store, other, "https://www.nowhere-wire.example/x",
+                                kind="replacement", confidence=0.8)
+    recovery = _recover(bed, dead, store)
+    failure = next(f for f in recovery.failures if f.engine == "elsewhere")
+    assert "nowhere-wire.example" in failure.error
