@@ -7,8 +7,6 @@ import random
 import sys
 from pathlib import Path
 
-import pytest
-
 from pagetrail.tools.ranking.rank import CANDIDATE_FEATURES, Calibration
 
 _PATH = Path(__file__).resolve().parents[1] / "bench" / "calibrate.py"
@@ -96,8 +94,9 @@ def test_training_keeps_the_top_of_each_case_with_ranking_features():
                   [(_row(content_cosine=0.1 * (i % 10)), i == 3) for i in range(25)])
     rows = calibrate.training_rows([many])
     assert len(rows) == calibrate.TRAIN_TOP
-    # content_share is relative to the best candidate of the whole case, not of the top 10
-    assert max(f["content_share"] for f, _y in rows) == pytest.approx(1.0)
+    # content_lead compares with every candidate of the case, not only with the top 10:
+    # the best (0.9, four of them) ties with the others and leads by nothing
+    assert max(f["content_lead"] for f, _y in rows) == 0.0
     assert [y for _f, y in rows].count(True) == 1
 
 

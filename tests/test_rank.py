@@ -340,30 +340,32 @@ def test_features_are_complete_and_bounded():
     assert DEFAULT_CALIBRATION.confidence(values) > 0.9
 
 
-def test_content_share_is_relative_to_the_best_candidate_of_the_ranking():
+def test_content_lead_is_the_margin_over_the_best_other_candidate():
     rows = ranking_features([
-        features(Scores(content_cosine=0.8, content_lm=0.6), True),
-        features(Scores(content_cosine=0.4, content_lm=0.3), True),
+        features(Scores(content_cosine=0.8, content_lm=0.6), True),  # content 0.7
+        features(Scores(content_cosine=0.4, content_lm=0.2), True),  # content 0.3
         features(Scores(), False),
     ])
     assert [tuple(r) for r in rows] == [FEATURES] * 3
-    assert [r["content_share"] for r in rows] == pytest.approx([1.0, 0.5, 0.0])
+    assert [r["content_lead"] for r in rows] == pytest.approx([0.4, 0.0, 0.0])
+    tie = ranking_features([features(Scores(content_cosine=0.5, content_lm=0.5), True)] * 2)
+    assert [r["content_lead"] for r in tie] == [0.0, 0.0]  # two equal copies: neither leads
     assert ranking_features([]) == []
-    assert ranking_features([features(Scores(), False)])[0]["content_share"] == 0.0
+    assert ranking_features([features(Scores(), False)])[0]["content_lead"] == 0.0
 
 
 def test_decide_alone_is_a_ranking_of_one():
-    scores = Scores(content_cosine=0.5, content_lm=0.4, final=0.5)
-    calibration = Calibration(-1.0, {"content_share": 2.0})
+    scores = Scores(content_cosine=0.6, content_lm=0.4, final=0.5)
+    calibration = Calibration(-1.0, {"content_lead": 4.0})
     alone = decide(scores, True, calibration)
     assert alone == decide(scores, True, calibration,
                            values=ranking_features([features(scores, True)])[0])
-    assert alone[1] == pytest.approx(1 / (1 + math.exp(-1.0)), abs=1e-4)  # share 1 with itself
+    assert alone[1] == pytest.approx(1 / (1 + math.exp(-1.0)), abs=1e-4)  # leads by all 0.5
 
 
-def test_a_calibration_on_content_share_ranks_the_better_content_above_a_url_lookalike(memento):
+def test_a_calibration_on_content_lead_ranks_the_better_content_above_a_url_lookalike(memento):
     """The dead site's look-alike URL with less of the archived text against a page elsewhere
-    with more of it: content_share (computed over the ranking) decides, not the URL."""
+    with more of it: content_lead (computed over the ranking) decides, not the URL."""
     lookalike_url = DEAD.rstrip("/") + "-update/"
     half = memento.text[: len(memento.text) // 3]
     lookalike = memento.model_copy(update={"url": lookalike_url, "text": half + " " + page(
@@ -374,9 +376,9 @@ def test_a_calibration_on_content_share_ranks_the_better_content_above_a_url_loo
     candidates = [CandidateEvidence(lookalike_url, lookalike, [("TI", "searxng", 1)]),
                   CandidateEvidence(elsewhere_url, elsewhere, [("TI", "searxng", 2)])]
     by_url = Calibration(-3.0, {"url_similarity": 6.0})
-    by_share = Calibration(-3.0, {"url_similarity": 2.0, "content_share": 6.0})
+    by_lead = Calibration(-3.0, {"url_similarity": 2.0, "content_lead": 12.0})
     assert rank_candidates(reference, candidates, calibration=by_url)[0].url == lookalike_url
-    ranked = rank_candidates(reference, candidates, calibration=by_share)
+    ranked = rank_candidates(reference, candidates, calibration=by_lead)
     assert ranked[0].url == elsewhere_url
     assert ranked[0].scores.url_similarity < ranked[1].scores.url_similarity
 
