@@ -1,12 +1,19 @@
-"""Fit the confidence calibration of the ranking on a testbed world.
+"""Fit the confidence calibration of the ranking on one or more testbed worlds.
 
-    python bench/calibrate.py WORLD [--out tools/ranking/data/rank_calibration.json] [--folds 5]
+    python bench/calibrate.py WORLD [WORLD ...] [--out tools/ranking/data/rank_calibration.json]
+        [--folds 5] [--samples FILE [--reuse]] [--dry-run]
 
-Serves WORLD with the testbed runner, recovers every case with the full pipeline (a fresh
+Serves each WORLD with the testbed runner, recovers every case with the full pipeline (a fresh
 store per case, no cache), and fits `rank.fit_calibration` on the top-10 live candidates of
-every non-alive case (label: the candidate is one of the case's expected URLs). Before
-writing, it reports a k-fold cross-validated success@1 and confident-wrong rate of the
-re-ranking, so the effect of a refit is measured on cases it was not fitted on.
+every non-alive case of every world (label: the candidate is one of the case's expected URLs).
+Before writing, it reports a k-fold cross-validated success@1 and confident-wrong rate of the
+re-ranking per world and overall: folds are drawn by case (all candidates of a case fall in
+the same fold), stratified by world, so a refit is measured on cases it was not fitted on.
+
+`--samples FILE` keeps every judged live candidate of every case (collect once, ~6-8 min a
+world); `--reuse` refits from that file without serving anything, so fits can be compared in
+seconds. The per-ranking features (`rank.ranking_features`) are recomputed from the stored
+candidates, so a feature change needs no new collection.
 """
 
 from __future__ import annotations
@@ -15,18 +22,42 @@ import argparse
 import asyncio
 import json
 import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pagetrail.store import Store
+from pagetrail.tools.eval.evaluate import CONFIDENT
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.net.urls import normalize_url
-from pagetrail.tools.ranking.rank import CALIBRATION_FILE, Calibration, features, fit_calibration
+from pagetrail.tools.ranking.rank import (
+    CALIBRATION_FILE,
+    Calibration,
+    features,
+    fit_calibration,
+    ranking_features,
+)
 from pagetrail.tools.recovery.pipeline import recover
 from pagetrail.tools.testbed import Testbed, load_world
 
 Sample = tuple[dict[str, float], bool]
+TRAIN_TOP = 10  # candidates of a case the fit sees: what a person would look at
+SUCCESS_KINDS = ("moved", "replacement")
+
+
+@dataclass
+class Judged:
+    """One non-alive case of a world and its live candidates, in the pipeline's order."""
+
+    world: str
+    case: dict[str, Any]
+    samples: list[Sample]
+
+    @property
+    def scored(self) -> bool:
+        return self.case["expect"]["kind"] in SUCCESS_KINDS
 
 
 async def collect(world_dir: Path, concurrency: int) -> list[tuple[dict[str, Any], Recovery]]:
@@ -56,59 +87,139 @@ async def collect(world_dir: Path, concurrency: int) -> list[tuple[dict[str, Any
 
 
 def samples_of(case: dict[str, Any], recovery: Recovery) -> list[Sample]:
+    """Every live candidate of a recovery: (features, is one of the expected URLs)."""
     expected = {normalize_url(u) for u in case["expect"].get("urls", [])}
     has_memento = recovery.memento is not None
-    live = [c for c in recovery.candidates if c.kind != "archived"][:10]
+    live = [c for c in recovery.candidates if c.kind != "archived"]
     return [(features(c.scores, has_memento and c.scores.content_cosine is not None),
              normalize_url(c.url) in expected) for c in live]
 
 
-def cross_validate(judged: list[tuple[dict[str, Any], list[Sample]]], folds: int) -> dict:
-    n = top1 = gone = wrong = 0
+def with_ranking_features(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples of one case with the per-ranking features recomputed over all of them."""
+    rows = ranking_features([f for f, _y in samples])
+    return [(row, y) for row, (_f, y) in zip(rows, samples, strict=True)]
+
+
+def assign_folds(judged: Sequence[Judged], folds: int) -> list[int]:
+    """The fold of each case: round-robin within each world (in case-id order), so that a
+    case's candidates never split and every fold holds a share of every world."""
+    seen: dict[str, int] = {}
+    out: list[int] = []
+    for item in judged:
+        position = seen.get(item.world, 0)
+        seen[item.world] = position + 1
+        out.append(position % folds)
+    return out
+
+
+def training_rows(judged: Sequence[Judged]) -> list[Sample]:
+    return [s for item in judged for s in with_ranking_features(item.samples)[:TRAIN_TOP]]
+
+
+def judge(calibration: Calibration, item: Judged) -> tuple[bool, bool]:
+    """(right at rank 1, confidently wrong) of a case re-ranked by `calibration`.
+
+    Confidently wrong: a live candidate ranked first at ≥ CONFIDENT that is not an expected
+    URL (on a scored case), or any live candidate so ranked on a case with no live answer."""
+    ranked = sorted(((calibration.confidence(f), y) for f, y in with_ranking_features(item.samples)),
+                    key=lambda pair: -pair[0])
+    if not ranked:
+        return False, False
+    confidence, correct = ranked[0]
+    return correct, confidence >= CONFIDENT and not correct
+
+
+def report(judged: Sequence[Judged], outcomes: Sequence[tuple[bool, bool]]) -> dict[str, Any]:
+    """success@1 over scored cases and confident-wrong counts, per world and overall."""
+    def summary(pairs: list[tuple[Judged, tuple[bool, bool]]]) -> dict[str, Any]:
+        scored = [o for item, o in pairs if item.scored]
+        abstain = [o for item, o in pairs if not item.scored]
+        return {"n": len(scored),
+                "success_at_1": round(sum(top for top, _w in scored) / max(len(scored), 1), 4),
+                "confident_wrong": sum(w for _t, w in scored),
+                "abstention_n": len(abstain),
+                "abstention_confident_wrong": sum(w for _t, w in abstain)}
+
+    pairs = list(zip(judged, outcomes, strict=True))
+    out = {world: summary([p for p in pairs if p[0].world == world])
+           for world in dict.fromkeys(item.world for item in judged)}
+    out["all"] = summary(pairs)
+    return out
+
+
+def cross_validate(judged: Sequence[Judged], folds: int, *, regularization: float = 1.0
+                   ) -> dict[str, Any]:
+    """k-fold cross-validated `report` (each case judged by a fit that never saw it)."""
+    fold_of = assign_folds(judged, folds)
+    outcomes: list[tuple[bool, bool] | None] = [None] * len(judged)
     for fold in range(folds):
-        train = [s for i, (_c, ss) in enumerate(judged) if i % folds != fold for s in ss]
-        calibration = fit_calibration(train)
-        for i, (case, samples) in enumerate(judged):
-            if i % folds != fold:
-                continue
-            ranked = sorted(((calibration.confidence(f), y) for f, y in samples),
-                            key=lambda item: -item[0])
-            if case["expect"]["kind"] in ("moved", "replacement"):
-                n += 1
-                top1 += bool(ranked) and ranked[0][1]
-            else:
-                gone += 1
-                wrong += bool(ranked) and ranked[0][0] >= 0.5
-    return {"success_at_1": top1 / max(n, 1), "n": n,
-            "confident_wrong": wrong, "abstention_n": gone}
+        train = [item for item, f in zip(judged, fold_of, strict=True) if f != fold]
+        calibration = fit_calibration(training_rows(train), regularization=regularization)
+        for i, f in enumerate(fold_of):
+            if f == fold:
+                outcomes[i] = judge(calibration, judged[i])
+    return report(judged, [o for o in outcomes if o is not None])
+
+
+def in_sample(judged: Sequence[Judged], calibration: Calibration) -> dict[str, Any]:
+    return report(judged, [judge(calibration, item) for item in judged])
+
+
+def load_samples(path: Path) -> list[Judged]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [Judged(str(row["world"]), row["case"],
+                   [(dict(f), bool(y)) for f, y in row["samples"]]) for row in data]
+
+
+def save_samples(path: Path, judged: Sequence[Judged]) -> None:
+    path.write_text(json.dumps([{"world": j.world, "case": j.case, "samples": j.samples}
+                                for j in judged]), encoding="utf-8")
+
+
+def judged_of(world: str, results: Sequence[tuple[Mapping[str, Any], Recovery]]) -> list[Judged]:
+    return [Judged(world, dict(case), samples_of(dict(case), recovery)) for case, recovery in
+            sorted(results, key=lambda item: str(item[0]["id"]))
+            if case["expect"]["kind"] != "alive"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("world", type=Path)
+    parser.add_argument("worlds", type=Path, nargs="+", metavar="WORLD")
     parser.add_argument("--out", type=Path, default=CALIBRATION_FILE)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=6)
+    parser.add_argument("--regularization", type=float, default=1.0,
+                        help="inverse L2 strength of the logistic fit (sklearn's C)")
     parser.add_argument("--samples", type=Path,
                         help="also write the judged candidates here (JSON), to compare fits "
                              "without recovering again; with --reuse, read them from here")
     parser.add_argument("--reuse", action="store_true",
-                        help="fit on the samples of --samples instead of serving WORLD")
+                        help="fit on the samples of --samples instead of serving the worlds")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="report the cross-validation and in-sample figures, write nothing")
     args = parser.parse_args()
+    names = [w.name for w in args.worlds]
     if args.reuse:
         if args.samples is None:
             parser.error("--reuse needs --samples FILE")
-        judged = [(case, [(f, bool(y)) for f, y in samples]) for case, samples in
-                  json.loads(args.samples.read_text(encoding="utf-8"))]
+        judged = [j for j in load_samples(args.samples) if j.world in names]
+        missing = sorted(set(names) - {j.world for j in judged})
+        if missing:
+            parser.error(f"{args.samples} holds no samples of: {', '.join(missing)}")
     else:
-        results = asyncio.run(collect(args.world, args.concurrency))
-        judged = [(case, samples_of(case, recovery)) for case, recovery in
-                  sorted(results, key=lambda item: item[0]["id"])
-                  if case["expect"]["kind"] != "alive"]
-        if args.samples is not None:
-            args.samples.write_text(json.dumps(judged), encoding="utf-8")
-    print(json.dumps({"cross_validated": cross_validate(judged, args.folds)}))
-    calibration: Calibration = fit_calibration([s for _c, ss in judged for s in ss])
+        judged = []
+        for world in args.worlds:
+            judged += judged_of(world.name, asyncio.run(collect(world, args.concurrency)))
+            if args.samples is not None:  # after each world: a long run keeps what it did
+                save_samples(args.samples, judged)
+    print(json.dumps({"cross_validated": cross_validate(judged, args.folds,
+                                                        regularization=args.regularization)}))
+    calibration = fit_calibration(training_rows(judged), regularization=args.regularization)
+    print(json.dumps({"in_sample": in_sample(judged, calibration)}))
+    if args.dry_run:
+        print(calibration.to_json())
+        return
     calibration.save(args.out)
     print(f"wrote {args.out}")
 

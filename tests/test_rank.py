@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ import pytest
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import Document, Hit, Query, Scores
 from pagetrail.tools.ranking.rank import (
+    CANDIDATE_FEATURES,
     DEFAULT_CALIBRATION,
     FEATURES,
     MOVED_COSINE,
@@ -25,6 +27,7 @@ from pagetrail.tools.ranking.rank import (
     fit_calibration,
     is_junk_candidate,
     rank_candidates,
+    ranking_features,
     reciprocal_rank_fusion,
     score_candidate,
 )
@@ -331,10 +334,53 @@ def test_calibration_errors_are_named(tmp_path):
 
 def test_features_are_complete_and_bounded():
     values = features(Scores(content_cosine=0.9, rrf=1 / 61, same_site=True, final=0.7), True)
-    assert tuple(values) == FEATURES
+    assert tuple(values) == CANDIDATE_FEATURES
     assert all(0.0 <= v <= 1.0 for v in values.values())
     assert values["moved"] == 1.0 and values["fusion"] == pytest.approx(0.632, abs=1e-3)
     assert DEFAULT_CALIBRATION.confidence(values) > 0.9
+
+
+def test_content_lead_is_the_margin_over_the_best_other_candidate():
+    rows = ranking_features([
+        features(Scores(content_cosine=0.8, content_lm=0.6), True),  # content 0.7
+        features(Scores(content_cosine=0.4, content_lm=0.2), True),  # content 0.3
+        features(Scores(), False),
+    ])
+    assert [tuple(r) for r in rows] == [FEATURES] * 3
+    assert [r["content_lead"] for r in rows] == pytest.approx([0.4, 0.0, 0.0])
+    tie = ranking_features([features(Scores(content_cosine=0.5, content_lm=0.5), True)] * 2)
+    assert [r["content_lead"] for r in tie] == [0.0, 0.0]  # two equal copies: neither leads
+    assert ranking_features([]) == []
+    assert ranking_features([features(Scores(), False)])[0]["content_lead"] == 0.0
+
+
+def test_decide_alone_is_a_ranking_of_one():
+    scores = Scores(content_cosine=0.6, content_lm=0.4, final=0.5)
+    calibration = Calibration(-1.0, {"content_lead": 4.0})
+    alone = decide(scores, True, calibration)
+    assert alone == decide(scores, True, calibration,
+                           values=ranking_features([features(scores, True)])[0])
+    assert alone[1] == pytest.approx(1 / (1 + math.exp(-1.0)), abs=1e-4)  # leads by all 0.5
+
+
+def test_a_calibration_on_content_lead_ranks_the_better_content_above_a_url_lookalike(memento):
+    """The dead site's look-alike URL with less of the archived text against a page elsewhere
+    with more of it: content_lead (computed over the ranking) decides, not the URL."""
+    lookalike_url = DEAD.rstrip("/") + "-update/"
+    half = memento.text[: len(memento.text) // 3]
+    lookalike = memento.model_copy(update={"url": lookalike_url, "text": half + " " + page(
+        "titan_map").text})
+    elsewhere_url = "https://aggregator.example/news/wework-inquiry"
+    elsewhere = moved_copy(memento, elsewhere_url, seed=3)
+    reference = Reference(dead_url=DEAD, memento=memento)
+    candidates = [CandidateEvidence(lookalike_url, lookalike, [("TI", "searxng", 1)]),
+                  CandidateEvidence(elsewhere_url, elsewhere, [("TI", "searxng", 2)])]
+    by_url = Calibration(-3.0, {"url_similarity": 6.0})
+    by_lead = Calibration(-3.0, {"url_similarity": 2.0, "content_lead": 12.0})
+    assert rank_candidates(reference, candidates, calibration=by_url)[0].url == lookalike_url
+    ranked = rank_candidates(reference, candidates, calibration=by_lead)
+    assert ranked[0].url == elsewhere_url
+    assert ranked[0].scores.url_similarity < ranked[1].scores.url_similarity
 
 
 # ---------------------------------------------------------------- junk

@@ -430,11 +430,17 @@ def score_candidate(reference: Reference, candidate: CandidateEvidence) -> Score
 
 # ---------------------------------------------------------------- kind and confidence
 
-FEATURES: tuple[str, ...] = (
+CANDIDATE_FEATURES: tuple[str, ...] = (
     "final", "moved", "has_memento", "content_cosine", "content_lm", "content_resemblance",
     "title_similarity", "anchor_dice", "context_similarity", "url_similarity", "same_site",
     "fusion", "pick", "rule_support", "redirect",
 )
+# Features of a candidate relative to the other candidates of the same ranking (see
+# `ranking_features`): a look-alike URL on the dead site should not outrank a page whose
+# content matches the archived copy clearly better. Chosen over a content share (c / best)
+# and a signed margin by 5- and 10-fold cross-validation on dev + dev2 (bench/calibrate.py).
+RANKING_FEATURES: tuple[str, ...] = ("content_lead",)
+FEATURES: tuple[str, ...] = CANDIDATE_FEATURES + RANKING_FEATURES
 
 
 def is_moved(scores: Scores, has_memento: bool) -> bool:
@@ -463,12 +469,35 @@ def features(scores: Scores, has_memento: bool, moved: bool | None = None) -> di
     """The calibration features of a candidate (FEATURES, all 0–1; None counts 0)."""
     if moved is None:
         moved = is_moved(scores, has_memento)
-    out = {name: _component(scores, name) for name in FEATURES
+    out = {name: _component(scores, name) for name in CANDIDATE_FEATURES
            if name not in ("moved", "has_memento", "same_site")}
     out["moved"] = float(moved)
     out["has_memento"] = float(has_memento)
     out["same_site"] = float(scores.same_site)
-    return {name: out[name] for name in FEATURES}
+    return {name: out[name] for name in CANDIDATE_FEATURES}
+
+
+def ranking_features(rows: Sequence[Mapping[str, float]]) -> list[dict[str, float]]:
+    """The candidate features of one ranking's candidates (`features`), each completed with
+    RANKING_FEATURES, which compare it with the others:
+
+    - content_lead: by how much its content similarity to the archived copy (mean of cosine
+      and LM similarity) exceeds the best of the other candidates, 0–1; 0 when it is not the
+      best, or without a copy. A ranking of one leads by its whole similarity.
+    """
+    def content(row: Mapping[str, float]) -> float:
+        return (row.get("content_cosine", 0.0) + row.get("content_lm", 0.0)) / 2
+
+    similarity = [content(row) for row in rows]
+    # the best is compared with the runner-up (a tie leads by 0), the rest with the best
+    ordered = sorted(similarity, reverse=True)
+    first, second = (ordered[0], ordered[1]) if len(ordered) > 1 else (0.0, 0.0)
+    out: list[dict[str, float]] = []
+    for row, mine in zip(rows, similarity, strict=True):
+        best_other = second if mine == first else first
+        out.append({**{name: row.get(name, 0.0) for name in CANDIDATE_FEATURES},
+                    "content_lead": max(0.0, mine - best_other)})
+    return out
 
 
 @dataclass
@@ -553,14 +582,18 @@ def fit_calibration(samples: Sequence[tuple[Mapping[str, float] | Scores, bool]]
     )
 
 
-def decide(scores: Scores, has_memento: bool,
-           calibration: Calibration | None = None) -> tuple[Kind, float]:
-    """(kind, confidence): "moved" for the same page (see is_moved), else "replacement"."""
+def decide(scores: Scores, has_memento: bool, calibration: Calibration | None = None, *,
+           values: Mapping[str, float] | None = None) -> tuple[Kind, float]:
+    """(kind, confidence): "moved" for the same page (see is_moved), else "replacement".
+
+    `values` are the candidate's features within its ranking (`ranking_features`); without
+    them the candidate is judged as the only one of its ranking."""
     moved = is_moved(scores, has_memento)
     if scores.junk in DROPPED_JUNK:
         return "replacement", 0.0
-    confidence = (calibration or default_calibration()).confidence(
-        features(scores, has_memento, moved))
+    if values is None:
+        values = ranking_features([features(scores, has_memento, moved)])[0]
+    confidence = (calibration or default_calibration()).confidence(values)
     if not scores.junk:
         confidence = max(confidence, direct_evidence_floor(scores))
     return ("moved" if moved else "replacement"), round(confidence, 4)
@@ -653,12 +686,15 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
     is now (the fetched page's final URL).
     """
     has_memento = reference.has_memento
+    scored = [(evidence, score_candidate(reference, evidence)) for evidence in _merge(candidates)]
+    scored = [(e, s) for e, s in scored if keep_junk or s.junk not in DROPPED_JUNK]
+    # Per-ranking features compare a candidate with the others that can be the answer.
+    answerable = [i for i, (_e, s) in enumerate(scored) if s.junk not in DROPPED_JUNK]
+    rows = ranking_features([features(scored[i][1], has_memento) for i in answerable])
+    values_of = dict(zip(answerable, rows, strict=True))
     ranked: list[tuple[tuple[float, ...], Candidate]] = []
-    for evidence in _merge(candidates):
-        scores = score_candidate(reference, evidence)
-        if scores.junk in DROPPED_JUNK and not keep_junk:
-            continue
-        kind, confidence = decide(scores, has_memento, calibration)
+    for i, (evidence, scores) in enumerate(scored):
+        kind, confidence = decide(scores, has_memento, calibration, values=values_of.get(i))
         title = (evidence.document.title if evidence.document is not None and evidence.document.title
                  else evidence.title)
         candidate = Candidate(
