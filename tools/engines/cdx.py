@@ -27,7 +27,7 @@ from pagetrail.tools.engines.base import (
     fetch_checked,
     make_hits,
 )
-from pagetrail.tools.engines.overlap import rank_by_overlap
+from pagetrail.tools.engines.overlap import rank_listing
 from pagetrail.tools.engines.site import is_page_like
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.urls import endpoint_url, host_of, normalize_url, same_url
@@ -174,7 +174,7 @@ class CdxEngine:
         captures = await self.listing(host, after)
         fresh = new_urls(captures, dead_url=dead_url, after=after)
         by_url = {c.url: c for c in fresh}
-        ranked = rank_by_overlap(query, [(c.url, "") for c in fresh])
+        ranked = rank_listing(query, [(c.url, "") for c in fresh])
         rows = ((url, "", f"first archived {by_url[url].timestamp[:8]}")
                 for url, _text, _score in ranked)
         return make_hits(rows, engine=self.name, limit=limit)

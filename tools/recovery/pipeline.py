@@ -33,7 +33,7 @@ from pagetrail.tools.content.signature import extract_signature
 from pagetrail.tools.content.terms import frequency_terms, kld_terms, text_terms, url_terms
 from pagetrail.tools.content.text import guess_language
 from pagetrail.tools.engines.base import SearchContext
-from pagetrail.tools.engines.overlap import rank_by_overlap
+from pagetrail.tools.engines.overlap import rank_by_overlap, rank_by_url
 from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
 from pagetrail.tools.engines.site import SiteEngine, site_origin
@@ -575,6 +575,10 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
         # listing is fetched once a recovery).
         if run.allowed(method) and url_query and url_query != site_query:
             stage0.append((method, url_query, [name], None))
+        # And the URLs that look like the dead one, stop words included (overlap.rank_by_url):
+        # a slug of common words, or the hub page (/tag/never/) that links an unlisted page.
+        if run.allowed(method):
+            stage0.append((method, run.url, [name], None))
     if run.allowed("SITE") and qe.title and web + local:
         stage0.append(("SITE", qe.title, web + local, site))  # the title within the old site
     run.enter("search")
@@ -585,11 +589,13 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
         for host in await _moved_site_hosts(run):
             run.listed_sites.add(site_of(f"https://{host}/"))
             moved_site += [("LINKS", query, [name], host) for name in listers
-                           for query in dict.fromkeys(q for q in (site_query, url_query) if q)]
+                           for query in dict.fromkeys(q for q in (site_query, url_query,
+                                                                  run.url) if q)]
     # The variants are listed by host (no dead URL in their context: it is not theirs).
     await asyncio.gather(
         _run_queries(run, service, stage0, search_context),
         _run_queries(run, service, moved_site, SearchContext(after=search_context.after)))
+    await _redirected_home(run, service)
     ranked = await _rank(run, reference)
     if _confirmed(ranked, reference):
         return ranked
@@ -722,8 +728,24 @@ def _looks_related(candidate: Candidate) -> bool:
             or (scores.content_cosine or 0.0) >= 0.5)
 
 
+async def _redirected_home(run: _Run, service: SearchService) -> None:
+    """The dead site's root redirects to another host (read by the site engine in stage 0):
+    that host is the site's home now, so links on its pages count as the site's own
+    (`_follow_links`). Not for a gone or parked site, whose root says nothing of the site."""
+    if run.site_gone or run.host_silent:
+        return
+    site_engine = next((e for e in service.engines if isinstance(e, SiteEngine)), None)
+    origin = site_origin(run.url)
+    if site_engine is None or not site_engine.has_listing(origin):
+        return
+    listing = await site_engine.listing(origin)  # memoised: no request
+    run.listed_sites |= listing.sites - {site_of(run.url)}
+
+
 def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
-    """Link targets on `sites` from pages fetched so far, best overlap with `query` first."""
+    """Link targets on `sites` from pages fetched so far, best first: by overlap with
+    `query`, or by how much their URL looks like the dead one (a slug of stop words,
+    a renamed folder), whichever is higher."""
     links: dict[str, str] = {}
     for page, page_links in run.outlinks.items():
         if page in run.linked_from or site_of(page) not in sites:
@@ -738,9 +760,13 @@ def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
                 links[link.url] = f"{links.get(link.url, '')} {link.anchor}".strip()[:600]
             else:
                 links.setdefault(link.url, "")
-    ranked = rank_by_overlap(query, list(links.items()))
+    best: dict[str, float] = {}
+    for url, _text, score in [*rank_by_overlap(query, list(links.items())),
+                              *rank_by_url(run.url, list(links.items()))]:
+        best[url] = max(score, best.get(url, 0.0))
+    ranked = sorted(best, key=lambda url: (-best[url], len(url), url))
     added = 0
-    for rank, (url, _text, _score) in enumerate(ranked[:LINK_CANDIDATES], 1):
+    for rank, url in enumerate(ranked[:LINK_CANDIDATES], 1):
         if run.add_hit("LINKS", Hit(url=url, rank=rank, engine="links")) is not None:
             added += 1
     return added
