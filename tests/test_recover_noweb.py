@@ -136,3 +136,28 @@ def test_a_site_whose_root_redirects_to_a_new_host_is_followed_there(tmp_path):
     assert (top.url, top.kind) == (moved, "moved"), [(c.url, c.confidence)
                                                      for c in recovery.candidates]
     assert "LINKS" in top.methods
+
+
+def test_link_following_fuses_term_overlap_and_url_likeness():
+    """A hub page lists many comparisons whose anchors match the archived title as well as
+    the moved page's does ("X vs. Coinbase: How Do They Compare?"), with shorter URLs; the
+    moved page's URL is the most like the dead one, so it is among the links fetched."""
+    from pagetrail.tools.models import Link
+    from pagetrail.tools.recovery.pipeline import LINK_CANDIDATES, Budget, _follow_links, _Run
+    from pagetrail.tools.settings import Settings
+
+    site = "https://www.money.example"
+    dead = f"{site}/coinbase-vs-coinbase-pro-5116733"
+    moved = f"{site}/coinbase-vs-coinbase-pro-how-do-they-compare-today"
+    links = [Link(url=f"{site}/{name}-vs-coinbase-51{i:05d}",
+                  anchor=f"{name.title()} vs. Coinbase: How Do They Compare?")
+             for i, name in enumerate(("exodus", "gemini", "kraken", "binance", "robinhood",
+                                       "bitmart", "okex"))]
+    links.append(Link(url=moved, anchor="Coinbase vs. Coinbase Pro: How Do They Compare?"))
+    run = _Run(dead, Settings(), None, Budget(), None, None)  # type: ignore[arg-type]
+    run.outlinks[f"{site}/topics/coinbase"] = links
+    added = _follow_links(run, "Coinbase vs. Coinbase Pro: How do they compare?",
+                          {"money.example"})
+    assert added == LINK_CANDIDATES
+    hits = {e.url: e.hits for e in run.candidates.values()}
+    assert len(hits[moved]) == 1 and hits[moved][0][:2] == ("LINKS", "links")

@@ -76,6 +76,7 @@ NEW_HOSTS = 4  # other sites (where top candidates live) whose own map is read, 
 # unindexed replacement sits on a site whose other pages rank low (another article of it).
 NEIGHBOUR_DEPTH = 8
 LINK_CANDIDATES = 5  # link-graph targets fetched per round, best overlap first
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.), for the link orders
 MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
@@ -744,8 +745,8 @@ async def _redirected_home(run: _Run, service: SearchService) -> None:
 
 def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
     """Link targets on `sites` from pages fetched so far, best first: by overlap with
-    `query`, or by how much their URL looks like the dead one (a slug of stop words,
-    a renamed folder), whichever is higher."""
+    `query` and by how much their URL looks like the dead one (a slug of stop words, a
+    renamed folder), the two orders fused."""
     links: dict[str, str] = {}
     for page, page_links in run.outlinks.items():
         if page in run.linked_from or site_of(page) not in sites:
@@ -760,11 +761,14 @@ def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
                 links[link.url] = f"{links.get(link.url, '')} {link.anchor}".strip()[:600]
             else:
                 links.setdefault(link.url, "")
-    best: dict[str, float] = {}
-    for url, _text, score in [*rank_by_overlap(query, list(links.items())),
-                              *rank_by_url(run.url, list(links.items()))]:
-        best[url] = max(score, best.get(url, 0.0))
-    ranked = sorted(best, key=lambda url: (-best[url], len(url), url))
+    # Reciprocal-rank fusion of the two orders: each keeps its own tie-breaks, and a link
+    # near the top of both comes first.
+    fused: dict[str, float] = {}
+    for order in (rank_by_overlap(query, list(links.items())),
+                  rank_by_url(run.url, list(links.items()))):
+        for rank, (url, _text, _score) in enumerate(order, 1):
+            fused[url] = fused.get(url, 0.0) + 1.0 / (RRF_K + rank)
+    ranked = sorted(fused, key=lambda url: (-fused[url], len(url), url))
     added = 0
     for rank, url in enumerate(ranked[:LINK_CANDIDATES], 1):
         if run.add_hit("LINKS", Hit(url=url, rank=rank, engine="links")) is not None:
