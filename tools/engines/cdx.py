@@ -2,7 +2,8 @@
 
 A page that moved within its site shows up in the archive under its new URL after the old
 one died. Listing the host's captures since the break date (200, HTML) and ranking them by
-query-term overlap with the URL finds such moves without any web search engine.
+query-term overlap with the URL (or by likeness to a URL given as the query:
+overlap.rank_listing) finds such moves without any web search engine.
 
 Two dialects of the same API: the Internet Archive's
 (`https://web.archive.org/cdx/search/cdx?url=host/*&output=json` → a header row, then rows)

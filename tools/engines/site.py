@@ -1,5 +1,6 @@
 """The dead site's own map: sitemap.xml (and sitemap indexes, robots.txt `Sitemap:` lines)
-and the links on its root page, ranked by token overlap with the query.
+and the links on its root page, ranked by token overlap with the query (by URL likeness
+when the query is a URL: overlap.rank_listing).
 
 A page that moved within its site is usually still listed there under its new URL. When the
 root page redirects to another host (the site moved), that host's links count as the site's.
