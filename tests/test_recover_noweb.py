@@ -61,6 +61,16 @@ def test_url_likeness_prefers_the_renamed_page_to_its_folder_neighbours():
     assert [url for url, _t, _s in ranked] == [moved, neighbour]
 
 
+def test_a_tag_page_named_by_one_slug_word_ranks_below_the_renamed_page():
+    """A one-word slug overlaps any slug that has the word completely; sharing one word is
+    still weaker evidence than sharing several."""
+    dead = "https://www.maker.example/article/3dprinting.gets.a.turbo.boost.from.um.technology"
+    renamed = "https://www.maker.example/article/3d-printing-gets-a-turbo"
+    tag = "https://www.maker.example/tag/technology/"
+    assert [url for url, _t, _s in rank_by_url(dead, [(tag, ""), (renamed, "")])] == [
+        renamed, tag]
+
+
 # --- the pipeline, without web search ---------------------------------------------------------
 
 def _no_web(bed):
@@ -98,6 +108,10 @@ def test_a_stop_word_slug_is_found_through_the_hub_page_named_by_it(tmp_path):
                                                      for c in recovery.candidates]
     assert "LINKS" in top.methods
     assert any(q.text == dead and q.engine == "site" for q in recovery.queries)
+    # The URL query only adds pages: a news page the word query ("things news") listed too
+    # keeps that one vote (the same listing ranked another way is no new evidence).
+    votes = {c.url: c.scores.query_votes for c in recovery.candidates}
+    assert votes[f"{site}/news/council-parking"] == 1, votes
 
 
 def test_a_site_whose_root_redirects_to_a_new_host_is_followed_there(tmp_path):

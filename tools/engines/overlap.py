@@ -94,7 +94,7 @@ def is_url_query(query: str) -> bool:
 def rank_by_url(url: str, candidates: Iterable[tuple[str, str]],
                 ) -> list[tuple[str, str, float]]:
     """Rank (url, link text) pairs by how much their URL looks like `url` (path-token Jaccard
-    and slug overlap: tools.content.similarity.url_similarity); unlike pages go.
+    and slug overlap: tools.content.similarity.compare_urls); unlike pages go.
 
     No stop-word list: slugs and folder names are often made of stop words ("4 things to do
     in october", /tag/never/), and a hub page named by one word of the slug is where an
@@ -105,7 +105,13 @@ def rank_by_url(url: str, candidates: Iterable[tuple[str, str]],
     reference = UrlFeatures.of(url)
     scored: list[tuple[float, str, str]] = []
     for candidate, text in candidates:
-        score = compare_urls(reference, UrlFeatures.of(candidate)).score
+        features = UrlFeatures.of(candidate)
+        similarity = compare_urls(reference, features)
+        # The slug overlap shrunk by how many slug words are shared (m / (m + 1)): one shared
+        # word (a tag page's) is weaker evidence than several (the renamed page's), though
+        # the overlap coefficient of a one-word slug is already 1.
+        shared = len(reference.slug & features.slug)
+        score = 0.5 * similarity.jaccard + 0.5 * similarity.slug_overlap * shared / (shared + 1)
         if score > 0:
             scored.append((score, candidate, text))
     scored.sort(key=lambda item: (-item[0], len(item[1]), item[1]))

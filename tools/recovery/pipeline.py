@@ -567,6 +567,7 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
     # Stage 0: the site itself (moves within a site are the most common case), the local
     # index, and the title within the old site on the web.
     stage0: list[tuple[str, str, list[str], str | None]] = []
+    url_like: list[tuple[str, str, list[str], str | None]] = []
     url_query = " ".join(qe.url_terms)
     for name in site_local:
         method = "SITE" if name == "site" else "CDX"
@@ -579,7 +580,7 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
         # And the URLs that look like the dead one, stop words included (overlap.rank_by_url):
         # a slug of common words, or the hub page (/tag/never/) that links an unlisted page.
         if run.allowed(method):
-            stage0.append((method, run.url, [name], None))
+            url_like.append((method, run.url, [name], None))
     if run.allowed("SITE") and qe.title and web + local:
         stage0.append(("SITE", qe.title, web + local, site))  # the title within the old site
     run.enter("search")
@@ -590,12 +591,15 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
         for host in await _moved_site_hosts(run):
             run.listed_sites.add(site_of(f"https://{host}/"))
             moved_site += [("LINKS", query, [name], host) for name in listers
-                           for query in dict.fromkeys(q for q in (site_query, url_query,
-                                                                  run.url) if q)]
+                           for query in dict.fromkeys(q for q in (site_query, url_query) if q)]
+            url_like += [("LINKS", run.url, [name], host) for name in listers]
     # The variants are listed by host (no dead URL in their context: it is not theirs).
+    variant_context = SearchContext(after=search_context.after)
     await asyncio.gather(
         _run_queries(run, service, stage0, search_context),
-        _run_queries(run, service, moved_site, SearchContext(after=search_context.after)))
+        _run_queries(run, service, moved_site, variant_context))
+    await _complement(run, service, [q for q in url_like if q[3] is None], search_context)
+    await _complement(run, service, [q for q in url_like if q[3] is not None], variant_context)
     await _redirected_home(run, service)
     ranked = await _rank(run, reference)
     if _confirmed(ranked, reference):
@@ -727,6 +731,20 @@ def _looks_related(candidate: Candidate) -> bool:
     scores = candidate.scores
     return (scores.url_similarity >= 0.15 or (scores.title_similarity or 0.0) >= 0.5
             or (scores.content_cosine or 0.0) >= 0.5)
+
+
+async def _complement(run: _Run, service: SearchService,
+                      batch: Sequence[tuple[str, str, list[str], str | None]],
+                      search_context: SearchContext) -> None:
+    """Queries that only add pages: the same listings ranked another way are no new
+    evidence about a page they already gave, so such a page gains no vote from them."""
+    if not batch:
+        return
+    before = {key: len(evidence.hits) for key, evidence in run.candidates.items()}
+    await _run_queries(run, service, batch, search_context)
+    for key, count in before.items():
+        if key in run.candidates:
+            del run.candidates[key].hits[count:]
 
 
 async def _redirected_home(run: _Run, service: SearchService) -> None:
