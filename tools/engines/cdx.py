@@ -2,7 +2,8 @@
 
 A page that moved within its site shows up in the archive under its new URL after the old
 one died. Listing the host's captures since the break date (200, HTML) and ranking them by
-query-term overlap with the URL finds such moves without any web search engine.
+query-term overlap with the URL (or by likeness to a URL given as the query:
+overlap.rank_listing) finds such moves without any web search engine.
 
 Two dialects of the same API: the Internet Archive's
 (`https://web.archive.org/cdx/search/cdx?url=host/*&output=json` → a header row, then rows)
@@ -27,7 +28,7 @@ from pagetrail.tools.engines.base import (
     fetch_checked,
     make_hits,
 )
-from pagetrail.tools.engines.overlap import rank_by_overlap
+from pagetrail.tools.engines.overlap import rank_listing
 from pagetrail.tools.engines.site import is_page_like
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.urls import endpoint_url, host_of, normalize_url, same_url
@@ -174,7 +175,7 @@ class CdxEngine:
         captures = await self.listing(host, after)
         fresh = new_urls(captures, dead_url=dead_url, after=after)
         by_url = {c.url: c for c in fresh}
-        ranked = rank_by_overlap(query, [(c.url, "") for c in fresh])
+        ranked = rank_listing(query, [(c.url, "") for c in fresh])
         rows = ((url, "", f"first archived {by_url[url].timestamp[:8]}")
                 for url, _text, _score in ranked)
         return make_hits(rows, engine=self.name, limit=limit)

@@ -83,3 +83,45 @@ def rank_by_overlap(
             scored.append((recall, jaccard, url, text))
     scored.sort(key=lambda item: (-item[0], -item[1], len(item[2]), item[2]))
     return [(url, text, recall) for recall, _jaccard, url, text in scored]
+
+
+def is_url_query(query: str) -> bool:
+    """A query that is itself an absolute http(s) URL: list the URLs that look like it."""
+    text = query.strip()
+    return text.startswith(("http://", "https://")) and not any(ch.isspace() for ch in text)
+
+
+def rank_by_url(url: str, candidates: Iterable[tuple[str, str]],
+                ) -> list[tuple[str, str, float]]:
+    """Rank (url, link text) pairs by how much their URL looks like `url` (path-token Jaccard
+    and slug overlap: tools.content.similarity.compare_urls); unlike pages go.
+
+    No stop-word list: slugs and folder names are often made of stop words ("4 things to do
+    in october", /tag/never/), and a hub page named by one word of the slug is where an
+    unlisted page is linked from. Returns (url, text, score) best first, ties to the shorter.
+    """
+    from pagetrail.tools.content.similarity import UrlFeatures, compare_urls
+
+    reference = UrlFeatures.of(url)
+    scored: list[tuple[float, str, str]] = []
+    for candidate, text in candidates:
+        features = UrlFeatures.of(candidate)
+        similarity = compare_urls(reference, features)
+        # The slug overlap shrunk by how many slug words are shared (m / (m + 1)): one shared
+        # word (a tag page's) is weaker evidence than several (the renamed page's), though
+        # the overlap coefficient of a one-word slug is already 1.
+        shared = len(reference.slug & features.slug)
+        score = 0.5 * similarity.jaccard + 0.5 * similarity.slug_overlap * shared / (shared + 1)
+        if score > 0:
+            scored.append((score, candidate, text))
+    scored.sort(key=lambda item: (-item[0], len(item[1]), item[1]))
+    return [(candidate, text, score) for score, candidate, text in scored]
+
+
+def rank_listing(query: str, candidates: Iterable[tuple[str, str]],
+                 ) -> list[tuple[str, str, float]]:
+    """A listing ranked for a query: by URL likeness when the query is a URL, else by term
+    overlap (rank_by_overlap)."""
+    if is_url_query(query):
+        return rank_by_url(query.strip(), candidates)
+    return rank_by_overlap(query, candidates)

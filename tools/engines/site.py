@@ -1,5 +1,6 @@
 """The dead site's own map: sitemap.xml (and sitemap indexes, robots.txt `Sitemap:` lines)
-and the links on its root page, ranked by token overlap with the query.
+and the links on its root page, ranked by token overlap with the query (by URL likeness
+when the query is a URL: overlap.rank_listing).
 
 A page that moved within its site is usually still listed there under its new URL. When the
 root page redirects to another host (the site moved), that host's links count as the site's.
@@ -22,7 +23,7 @@ from pagetrail.tools.engines.base import (
     host_matches,
     make_hits,
 )
-from pagetrail.tools.engines.overlap import rank_by_overlap
+from pagetrail.tools.engines.overlap import rank_listing
 from pagetrail.tools.errors import EngineUnavailable, PagetrailError, UnsupportedContent
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.urls import host_of, same_url, site_of
@@ -200,9 +201,13 @@ class SiteEngine:
             (url, text) for url, text in listing.pages.items()
             if not (dead_url and same_url(url, dead_url))
         ]
-        ranked = rank_by_overlap(query, candidates)
+        ranked = rank_listing(query, candidates)
         return make_hits(((url, text, "") for url, text, _ in ranked),
                          engine=self.name, limit=limit)
+
+    def has_listing(self, origin: str) -> bool:
+        """Has this engine already read the site at `origin` (listing() costs no request)?"""
+        return origin in self._listings
 
     async def listing(self, origin: str) -> SiteListing:
         lock = self._locks.setdefault(origin, asyncio.Lock())

@@ -33,7 +33,7 @@ from pagetrail.tools.content.signature import extract_signature
 from pagetrail.tools.content.terms import frequency_terms, kld_terms, text_terms, url_terms
 from pagetrail.tools.content.text import guess_language
 from pagetrail.tools.engines.base import SearchContext
-from pagetrail.tools.engines.overlap import rank_by_overlap
+from pagetrail.tools.engines.overlap import rank_by_overlap, rank_by_url
 from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
 from pagetrail.tools.engines.site import SiteEngine, SiteListing, site_origin
@@ -86,6 +86,7 @@ ANSWER_SITE_RECALL = 0.5  # share of a query's terms a listed page must carry to
 ANSWER_SITE_EVIDENCE = 0.3
 COPY_TITLE = 0.8  # a page on another site with the lost page's title is a copy of it,
 COPY_URL = 0.7  # and so is one whose address keeps the lost page's words
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.), for the link orders
 MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
@@ -621,6 +622,7 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
     # Stage 0: the site itself (moves within a site are the most common case), the local
     # index, and the title within the old site on the web.
     stage0: list[tuple[str, str, list[str], str | None]] = []
+    url_like: list[tuple[str, str, list[str], str | None]] = []
     url_query = " ".join(qe.url_terms)
     for name in site_local:
         method = "SITE" if name == "site" else "CDX"
@@ -630,6 +632,10 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
         # listing is fetched once a recovery).
         if run.allowed(method) and url_query and url_query != site_query:
             stage0.append((method, url_query, [name], None))
+        # And the URLs that look like the dead one, stop words included (overlap.rank_by_url):
+        # a slug of common words, or the hub page (/tag/never/) that links an unlisted page.
+        if run.allowed(method):
+            url_like.append((method, run.url, [name], None))
     if run.allowed("SITE") and qe.title and web + local:
         stage0.append(("SITE", qe.title, web + local, site))  # the title within the old site
     run.enter("search")
@@ -641,10 +647,15 @@ async def _stages(run: _Run, service: SearchService, reference: Reference, qe: Q
             run.listed_sites.add(site_of(f"https://{host}/"))
             moved_site += [("LINKS", query, [name], host) for name in listers
                            for query in dict.fromkeys(q for q in (site_query, url_query) if q)]
+            url_like += [("LINKS", run.url, [name], host) for name in listers]
     # The variants are listed by host (no dead URL in their context: it is not theirs).
+    variant_context = SearchContext(after=search_context.after)
     await asyncio.gather(
         _run_queries(run, service, stage0, search_context),
-        _run_queries(run, service, moved_site, SearchContext(after=search_context.after)))
+        _run_queries(run, service, moved_site, variant_context))
+    await _complement(run, service, [q for q in url_like if q[3] is None], search_context)
+    await _complement(run, service, [q for q in url_like if q[3] is not None], variant_context)
+    await _redirected_home(run, service)
     ranked = await _rank(run, reference)
     if _confirmed(ranked, reference):
         return ranked
@@ -821,8 +832,38 @@ def _looks_related(candidate: Candidate) -> bool:
             or (scores.content_cosine or 0.0) >= 0.5)
 
 
+async def _complement(run: _Run, service: SearchService,
+                      batch: Sequence[tuple[str, str, list[str], str | None]],
+                      search_context: SearchContext) -> None:
+    """Queries that only add pages: the same listings ranked another way are no new
+    evidence about a page they already gave, so such a page gains no vote from them."""
+    if not batch:
+        return
+    before = {key: len(evidence.hits) for key, evidence in run.candidates.items()}
+    await _run_queries(run, service, batch, search_context)
+    for key, count in before.items():
+        if key in run.candidates:
+            del run.candidates[key].hits[count:]
+
+
+async def _redirected_home(run: _Run, service: SearchService) -> None:
+    """The dead site's root redirects to another host (read by the site engine in stage 0):
+    that host is the site's home now, so links on its pages count as the site's own
+    (`_follow_links`). Not for a gone or parked site, whose root says nothing of the site."""
+    if run.site_gone or run.host_silent:
+        return
+    site_engine = next((e for e in service.engines if isinstance(e, SiteEngine)), None)
+    origin = site_origin(run.url)
+    if site_engine is None or not site_engine.has_listing(origin):
+        return
+    listing = await site_engine.listing(origin)  # memoised: no request
+    run.listed_sites |= listing.sites - {site_of(run.url)}
+
+
 def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
-    """Link targets on `sites` from pages fetched so far, best overlap with `query` first."""
+    """Link targets on `sites` from pages fetched so far, best first: by overlap with
+    `query` and by how much their URL looks like the dead one (a slug of stop words, a
+    renamed folder), the two orders fused."""
     links: dict[str, str] = {}
     for page, page_links in run.outlinks.items():
         if page in run.linked_from or site_of(page) not in sites:
@@ -837,9 +878,16 @@ def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
                 links[link.url] = f"{links.get(link.url, '')} {link.anchor}".strip()[:600]
             else:
                 links.setdefault(link.url, "")
-    ranked = rank_by_overlap(query, list(links.items()))
+    # Reciprocal-rank fusion of the two orders: each keeps its own tie-breaks, and a link
+    # near the top of both comes first.
+    fused: dict[str, float] = {}
+    for order in (rank_by_overlap(query, list(links.items())),
+                  rank_by_url(run.url, list(links.items()))):
+        for rank, (url, _text, _score) in enumerate(order, 1):
+            fused[url] = fused.get(url, 0.0) + 1.0 / (RRF_K + rank)
+    ranked = sorted(fused, key=lambda url: (-fused[url], len(url), url))
     added = 0
-    for rank, (url, _text, _score) in enumerate(ranked[:LINK_CANDIDATES], 1):
+    for rank, url in enumerate(ranked[:LINK_CANDIDATES], 1):
         if run.add_hit("LINKS", Hit(url=url, rank=rank, engine="links")) is not None:
             added += 1
     return added
