@@ -177,3 +177,28 @@ def test_an_answer_site_that_cannot_be_read_is_a_named_failure(elsewhere_world, 
     recovery = _recover(bed, dead, store)
     failure = next(f for f in recovery.failures if f.engine == "elsewhere")
     assert "nowhere-wire.example" in failure.error
+
+
+def test_an_answer_site_map_is_read_once_a_day_across_recoveries(elsewhere_world, store):
+    """Every recovery reads the same few answer sites: the map read by one is kept in the
+    store and the next takes it from there, without a request."""
+    from pagetrail.tools.engines.site import SiteEngine
+    from pagetrail.tools.net.fetch import Fetcher
+    from pagetrail.tools.recovery.pipeline import Budget, _answer_site_pages, _Run
+
+    bed, _dead, copy = elsewhere_world
+    settings = bed.settings(database_url=store.url)
+    origin = "https://www.regionwire.example/"
+
+    async def read() -> tuple[dict[str, str], int]:
+        async with Fetcher(settings) as fetcher:
+            run = _Run("https://www.valleynews.example/x", settings, fetcher, Budget(), None,
+                       None, store)
+            pages, _error = await _answer_site_pages(run, SiteEngine(fetcher), origin)
+            assert not run.failures
+            return pages, fetcher.requests
+
+    first, first_requests = asyncio.run(read())
+    again, again_requests = asyncio.run(read())
+    assert copy in first and first_requests >= 2  # root page, robots.txt, sitemap
+    assert again == first and again_requests == 0

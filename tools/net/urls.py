@@ -45,8 +45,21 @@ def validate_url(text: str) -> str:
     return url
 
 
+def canonical_host(host: str) -> str:
+    """A host name in the one form that goes on the wire: lower case, no trailing dot,
+    internationalised labels in IDNA ASCII (`münchen.de` → `xn--mnchen-3ya.de`), so that
+    a URL written either way names the same host. A name IDNA refuses is kept as it is."""
+    host = host.lower().rstrip(".")
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
 def host_of(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
+    return canonical_host(urlsplit(url).hostname or "")
 
 
 def site_of(url: str) -> str:
@@ -58,15 +71,16 @@ def site_of(url: str) -> str:
 def normalize_url(url: str) -> str:
     """Canonical form used to compare URLs (scoring, caches, dedup).
 
-    Lower-case scheme and host, no default port, no fragment, no tracking parameters,
-    percent-encoding normalised, empty path = "/", trailing "index.html" kept (it matters
-    to some servers), trailing slash dropped except for the root, www. dropped, http≡https.
+    Lower-case scheme and host (IDNA ASCII: `canonical_host`), no default port, no
+    fragment, no tracking parameters, percent-encoding normalised, empty path = "/",
+    trailing "index.html" kept (it matters to some servers), trailing slash dropped except
+    for the root, www. dropped, http≡https.
     """
     try:
         parts = urlsplit(url.strip())
     except ValueError:
         return url.strip()
-    host = (parts.hostname or "").lower().rstrip(".")
+    host = canonical_host(parts.hostname or "")
     if host.startswith("www."):
         host = host[4:]
     port = parts.port

@@ -36,7 +36,7 @@ from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.overlap import rank_by_overlap, rank_by_url
 from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
-from pagetrail.tools.engines.site import SiteEngine, SiteListing, site_origin
+from pagetrail.tools.engines.site import SiteEngine, site_origin
 from pagetrail.tools.errors import PagetrailError, RefusedAddress
 from pagetrail.tools.evidence.anchor import anchor_info
 from pagetrail.tools.evidence.queryplan import QueryEvidence, plan_queries
@@ -86,6 +86,8 @@ ANSWER_SITE_RECALL = 0.5  # share of a query's terms a listed page must carry to
 ANSWER_SITE_EVIDENCE = 0.3
 COPY_TITLE = 0.8  # a page on another site with the lost page's title is a copy of it,
 COPY_URL = 0.7  # and so is one whose address keeps the lost page's words
+LISTING_CACHE = "site listing"  # the search cache's engine name for an answer site's map
+LISTING_TTL = timedelta(days=1)
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.), for the link orders
 MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
@@ -121,6 +123,7 @@ class _Run:
     budget: Budget
     methods: frozenset[str] | None
     progress: ProgressFn | None
+    store: Any = None  # the store, when the recovery has one (answer sites' maps are kept)
     queries: list[Query] = field(default_factory=list)
     failures: list[EngineFailure] = field(default_factory=list)
     candidates: dict[str, CandidateEvidence] = field(default_factory=dict)  # normalised url
@@ -217,7 +220,7 @@ async def recover(
     try:
         if own_fetcher:
             await fetcher.__aenter__()
-        run = _Run(url, settings, fetcher, budget, methods, progress,
+        run = _Run(url, settings, fetcher, budget, methods, progress, store,
                    failures=store_failures)
         recovery = await _recover(run, source_url=source_url, anchor=anchor or "",
                                   context=context or "", link_date=link_date, store=store)
@@ -774,23 +777,41 @@ async def _read_answer_sites(run: _Run, site_engine: SiteEngine | None,
     origins = [o for o in run.answer_sites if site_of(o) not in own][:ANSWER_SITES]
     if not origins:
         return 0
-    listings = await asyncio.gather(*(site_engine.listing(origin) for origin in origins))
+    listings = await asyncio.gather(*(_answer_site_pages(run, site_engine, origin)
+                                      for origin in origins))
     added = 0
-    for listing in listings:
-        if not listing.pages:  # unreachable, or no sitemap and no links on its root page
-            error = listing.error or f"{host_of(listing.origin)} lists no pages"
+    for origin, (pages, error) in zip(origins, listings, strict=True):
+        if not pages:  # unreachable, or no sitemap and no links on its root page
+            error = error or f"{host_of(origin)} lists no pages"
             run.failures.append(EngineFailure(engine="elsewhere", error=error[:500]))
             continue
-        for rank, url in enumerate(_best_listed(listing, queries), 1):
+        for rank, url in enumerate(_best_listed(pages, queries), 1):
             if run.add_hit("ELSEWHERE", Hit(url=url, rank=rank, engine="elsewhere")) is not None:
                 added += 1
     run.search_evidence["answer_sites"] = [host_of(o) for o in origins]
     return added
 
 
-def _best_listed(listing: SiteListing, queries: Sequence[str]) -> list[str]:
+async def _answer_site_pages(run: _Run, site_engine: SiteEngine,
+                             origin: str) -> tuple[dict[str, str], str | None]:
+    """An answer site's pages (URL → link text) and why there are none: from the store when
+    a recovery read its map within LISTING_TTL (the same few sites are read by every
+    recovery: once a day is polite and saves ~3 requests a site), else read now and kept."""
+    if run.store is not None:
+        cached = await _stored(run.failures, "reading an answer site's map", None,
+                               _kept_listing, run.store, origin)
+        if cached is not None:
+            return cached, None
+    listing = await site_engine.listing(origin)
+    if listing.pages and run.store is not None:
+        await _stored(run.failures, "keeping an answer site's map", None, _keep_listing,
+                      run.store, origin, listing.pages)
+    return listing.pages, listing.error
+
+
+def _best_listed(listed: dict[str, str], queries: Sequence[str]) -> list[str]:
     """The listed pages that carry enough of a query's terms, best first (pure)."""
-    pages = list(listing.pages.items())
+    pages = list(listed.items())
     best: dict[str, tuple[float, int]] = {}
     for query in queries:
         for rank, (url, _text, recall) in enumerate(rank_by_overlap(query, pages), 1):
@@ -1076,6 +1097,21 @@ def _inferred(store: Any, url: str, title: str) -> list[tuple[str, float]]:
     # Proposals are verified like every candidate (fetched, ranked); confident rules weigh more.
     return [(p.url, p.quality if p.confident else p.quality / 2)
             for p in inference.proposals[:3]]
+
+
+def _kept_listing(store: Any, origin: str) -> dict[str, str] | None:
+    from pagetrail.store.searches import cached_hits
+
+    rows = cached_hits(store, LISTING_CACHE, "", origin, datetime.now(UTC))
+    return None if rows is None else {str(row["url"]): str(row.get("text", "")) for row in rows}
+
+
+def _keep_listing(store: Any, origin: str, pages: dict[str, str]) -> None:
+    from pagetrail.store.searches import cache_hits
+
+    cache_hits(store, LISTING_CACHE, "", origin,
+               [{"url": url, "text": text} for url, text in pages.items()],
+               now=datetime.now(UTC), ttl=LISTING_TTL)
 
 
 def _answer_sites(store: Any, url: str) -> list[Any]:

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pagetrail.tools.errors import WorldError
+from pagetrail.tools.net.urls import canonical_host
 
 FORMAT_VERSIONS = (1, 2)
 HOST_STATES = frozenset({"up", "nxdomain", "refused", "timeout", "tls_error"})
@@ -94,9 +95,12 @@ class World:
     format: int = 1
     search: SearchSpec = field(default_factory=SearchSpec)
     _by_key: dict[str, LiveResource] = field(default_factory=dict, repr=False)
+    _hosts_by_key: dict[str, HostSpec] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._by_key = {resource_key(r.url): r for r in self.resources.values()}
+        # A world may name an internationalised host in Unicode; clients send IDNA ASCII.
+        self._hosts_by_key = {canonical_host(name): spec for name, spec in self.hosts.items()}
 
     @property
     def warcs(self) -> list[Path]:
@@ -106,7 +110,7 @@ class World:
         return sorted(p for p in folder.iterdir() if p.name.endswith((".warc", ".warc.gz")))
 
     def host(self, name: str) -> HostSpec | None:
-        return self.hosts.get(name.lower().rstrip("."))
+        return self._hosts_by_key.get(canonical_host(name))
 
     def lookup(self, url: str) -> LiveResource | None:
         """The live resource at `url`: exact match, then by resource_key()."""
@@ -153,7 +157,7 @@ def world_dir(root: Path, name: str) -> Path:
 def resource_key(url: str) -> str:
     """Loose key for matching a requested URL against live.jsonl.
 
-    Lower-case scheme and host, default port dropped, empty path = "/", trailing slash
+    Lower-case scheme and host (IDNA ASCII), default port dropped, empty path = "/", trailing slash
     dropped (except the root), fragment dropped. Scheme and "www." stay significant: those
     are different resources on a real web (http:// often redirects to https://).
     """
@@ -163,7 +167,7 @@ def resource_key(url: str) -> str:
     except ValueError:
         return url
     scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower().rstrip(".")
+    host = canonical_host(parts.hostname or "")
     netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
     path = parts.path or "/"
     if len(path) > 1:
