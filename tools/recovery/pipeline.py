@@ -61,6 +61,7 @@ from pagetrail.tools.ranking.rank import (
     exact_url_key,
     is_moved,
     rank_candidates,
+    reciprocal_rank_fusion,
 )
 from pagetrail.tools.recovery.siblings import transplants
 from pagetrail.tools.settings import Settings, get_settings
@@ -88,7 +89,6 @@ COPY_TITLE = 0.8  # a page on another site with the lost page's title is a copy 
 COPY_URL = 0.7  # and so is one whose address keeps the lost page's words
 LISTING_CACHE = "site listing"  # the search cache's engine name for an answer site's map
 LISTING_TTL = timedelta(days=1)
-RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.), for the link orders
 MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 RECOMMEND_AT = 0.5  # confidence from which the top live candidate is the answer
 CONFIRM_TITLE = 0.8  # title similarity that, with a verified move, ends the search
@@ -715,7 +715,7 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
       (`_read_answer_sites`). Waiting for the first web stage instead saved 1 request a
       recovery (median) on dev2 and lost a case.
     """
-    site_engine = next((e for e in service.engines if isinstance(e, SiteEngine)), None)
+    site_engine = _site_engine(service)
     transplanted = await _transplant_slug(run, site_engine)
     transplanted += await _read_answer_sites(run, site_engine, queries)
     if not queries or not run.allowed("LINKS"):
@@ -736,6 +736,10 @@ async def _neighbourhood(run: _Run, service: SearchService, reference: Reference
     if not batch and not added and not transplanted:
         return ranked
     return await _rank(run, reference)
+
+
+def _site_engine(service: SearchService) -> SiteEngine | None:
+    return next((e for e in service.engines if isinstance(e, SiteEngine)), None)
 
 
 async def _transplant_slug(run: _Run, site_engine: SiteEngine | None) -> int:
@@ -873,7 +877,7 @@ async def _redirected_home(run: _Run, service: SearchService) -> None:
     (`_follow_links`). Not for a gone or parked site, whose root says nothing of the site."""
     if run.site_gone or run.host_silent:
         return
-    site_engine = next((e for e in service.engines if isinstance(e, SiteEngine)), None)
+    site_engine = _site_engine(service)
     origin = site_origin(run.url)
     if site_engine is None or not site_engine.has_listing(origin):
         return
@@ -901,11 +905,12 @@ def _follow_links(run: _Run, query: str, sites: set[str]) -> int:
                 links.setdefault(link.url, "")
     # Reciprocal-rank fusion of the two orders: each keeps its own tie-breaks, and a link
     # near the top of both comes first.
-    fused: dict[str, float] = {}
+    ranks: dict[str, list[int]] = {}
     for order in (rank_by_overlap(query, list(links.items())),
                   rank_by_url(run.url, list(links.items()))):
         for rank, (url, _text, _score) in enumerate(order, 1):
-            fused[url] = fused.get(url, 0.0) + 1.0 / (RRF_K + rank)
+            ranks.setdefault(url, []).append(rank)
+    fused = {url: reciprocal_rank_fusion(found) for url, found in ranks.items()}
     ranked = sorted(fused, key=lambda url: (-fused[url], len(url), url))
     added = 0
     for rank, url in enumerate(ranked[:LINK_CANDIDATES], 1):
