@@ -41,7 +41,9 @@ from pagetrail.tools.errors import (
     TooManyRedirects,
     UnsupportedContent,
 )
-from pagetrail.tools.models import CheckResult, Hop
+from pagetrail.tools.linkcheck.redirects import redirect_kind
+from pagetrail.tools.linkcheck.walls import Wall, detect_wall
+from pagetrail.tools.models import Blocked, CheckResult, Hop
 from pagetrail.tools.net.fetch import Fetcher, Response
 from pagetrail.tools.net.urls import normalize_url, validate_url
 from pagetrail.tools.settings import Settings
@@ -50,6 +52,9 @@ SIMILAR = 0.9  # Bar-Yossef / design: ≥ 0.9 similarity of the two answers ⇒ 
 SHORT_PAGE_TOKENS = 400  # wording in longer pages is likely content, not an error page
 MAX_TEXT = 200_000
 PERMANENT = frozenset({301, 308})
+# Redirects that are not moves and hide the page (tools/linkcheck/redirects.py): blocked.
+NOT_A_MOVE = {"login": "sign-in page", "sso": "single sign-on (OAuth/SAML) endpoint",
+              "consent": "consent wall", "interstitial": "link shortener's warning page"}
 
 # Squid's X-Squid-Error codes: the origin cannot be reached (DNS, refused, TLS) vs. a fault
 # that may pass. ERR_CONNECT_FAIL carries errno: 110 (timed out) is transient.
@@ -116,6 +121,7 @@ class Observation:
     message: str = ""
     # parking_evidence of this page's words, once computed (`page_parking`).
     parking: dict[str, object] | None = field(default=None, repr=False, compare=False)
+    wall: Wall | None = None  # a bot wall, challenge or refusal answered instead (walls.py)
 
 
 @dataclass
@@ -134,11 +140,15 @@ def observe_response(response: Response, method: str) -> Observation:
     if method == "GET" and response.is_html and response.content \
             and 200 <= response.status < 300:
         title, text = visible_text(response.text())
+    wall = None if response.squid_error else detect_wall(
+        response.status, response.headers, response.content, url=response.final_url)
+    if wall is not None:
+        title, text = "", ""  # a challenge page's words are nobody's content
     return Observation(
         url=response.url, method=method, status=response.status,
         final_url=response.final_url, chain=list(response.chain),
         content_type=response.content_type, squid_error=response.squid_error,
-        title=title, text=text, body_read=method == "GET",
+        title=title, text=text, body_read=method == "GET", wall=wall,
     )
 
 
@@ -426,9 +436,9 @@ def _status_verdict(status: int) -> tuple[str, str] | None:
         return None
     if status in (404, 410):
         return "dead", f"HTTP {status}"
-    if status in (401, 403, 407, 451):
+    if status in (401, 403, 407, 429, 451, 999):
         return "blocked", f"HTTP {status}"
-    if status in (408, 425, 429) or status >= 500:
+    if status in (408, 425) or status >= 500:
         return "transient", f"HTTP {status}"
     if 400 <= status < 500:
         return "dead", f"HTTP {status}"
@@ -443,7 +453,7 @@ def sibling_evidence(page: Observation, sibling: Observation | None) -> dict[str
         return {"probed": False}
     info: dict[str, object] = {"probed": True, "status": sibling.status,
                                "final_url": sibling.final_url, "error": sibling.error}
-    if sibling.error or sibling.status is None:
+    if sibling.error or sibling.status is None or sibling.wall is not None:
         info["answer"] = "inconclusive"
         return info
     if not 200 <= sibling.status < 300:
@@ -471,11 +481,20 @@ def classify(obs: Observations) -> CheckResult:
         evidence["head"] = {"status": obs.head.status, "error": obs.head.error,
                             "content_type": obs.head.content_type}
     evidence["method"] = page.method
+    kind = redirect_kind(obs.url, page.final_url, page.chain) if not page.error else None
+    if kind is not None:
+        evidence["redirect_kind"] = kind
 
     def result(verdict: str, reason: str) -> CheckResult:
+        blocked = None
+        if verdict == "blocked" and page.wall is not None:
+            blocked = Blocked(**page.wall.as_dict())
+        elif verdict == "blocked" and kind in NOT_A_MOVE:
+            blocked = Blocked(by=kind, evidence=f"redirected to {page.final_url}")
         return CheckResult(url=obs.url, verdict=verdict, status=page.status,  # type: ignore[arg-type]
                            final_url=page.final_url, chain=page.chain, reason=reason,
-                           evidence=evidence, checked_at=datetime.now(UTC))
+                           evidence=evidence, checked_at=datetime.now(UTC), blocked=blocked,
+                           redirect_kind=kind)
 
     if page.error and page.error != "body_too_large":
         evidence["error"] = {"code": page.error, "kind": page.error_kind}
@@ -495,9 +514,17 @@ def classify(obs: Observations) -> CheckResult:
     if page.squid_error:
         evidence["squid_error"] = page.squid_error
         return result(*_squid_verdict(page.squid_error))
+    if page.wall is not None:
+        # A wall, a challenge or a client-dependent refusal: the page may well be there.
+        evidence["blocked"] = page.wall.as_dict()
+        return result("blocked", page.wall.reason)
     decided = _status_verdict(page.status)
     if decided:
         return result(*decided)
+    if kind in NOT_A_MOVE:
+        # The page is behind a sign-in, a consent wall or a shortener's warning: not a move.
+        return result("blocked", f"redirected to a {NOT_A_MOVE[kind]} ({page.final_url}), "
+                                 "not to the page")
 
     # 2xx: alive, unless the page is a soft 404.
     if page.body_read and page.content_type in ("text/html", "application/xhtml+xml"):
@@ -519,6 +546,9 @@ def _soft404(obs: Observations, evidence: dict[str, object]) -> tuple[bool, str]
     if redirected_to_root(obs.url, page.final_url, page.chain):
         evidence["home_redirect"] = True
         return True, f"deep URL redirected to the site root {page.final_url}"
+    if evidence.get("redirect_kind") == "locale_home":
+        evidence["home_redirect"] = True
+        return True, f"deep URL redirected to a locale's root page {page.final_url}"
     parking = page_parking(page)
     if parking["phrases"] or parking["services"]:
         evidence["parking"] = parking
