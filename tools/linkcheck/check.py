@@ -45,6 +45,7 @@ from pagetrail.tools.linkcheck.redirects import redirect_kind
 from pagetrail.tools.linkcheck.walls import Wall, detect_wall
 from pagetrail.tools.models import Blocked, CheckResult, Hop
 from pagetrail.tools.net.fetch import Fetcher, Response
+from pagetrail.tools.net.netcheck import NetworkDown, local_fault, network_down
 from pagetrail.tools.net.urls import normalize_url, validate_url
 from pagetrail.tools.settings import Settings
 
@@ -605,7 +606,8 @@ async def _observe(fetcher: Fetcher, method: str, url: str, polite: bool) -> Obs
 
 async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = None,
                      probe_sibling: bool = True, polite: bool = False) -> CheckResult:
-    """Check one URL. Raises InvalidURL for a malformed URL; everything else is a verdict.
+    """Check one URL. Raises InvalidURL for a malformed URL and NetworkDown when nothing at
+    all can be reached from here (tools/net/netcheck.py); everything else is a verdict.
 
     `settings` is accepted for symmetry with the other unit jobs; the fetcher carries the
     effective configuration. `probe_sibling=False` skips the soft-404 probe (one request less);
@@ -614,8 +616,10 @@ async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = 
     url = validate_url(url)
     head = await _observe(fetcher, "HEAD", url, polite)
     if _head_settles(head):
+        await _ensure_network(fetcher, head)
         return classify(Observations(url=url, page=head))
     page = await _observe(fetcher, "GET", url, polite)
+    await _ensure_network(fetcher, page)
     obs = Observations(url=url, page=page, head=head)
     if (probe_sibling and not page.error and page.status is not None
             and 200 <= page.status < 300 and not page.squid_error
@@ -628,6 +632,19 @@ async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = 
     result = classify(obs)
     result.evidence["requests"] = fetcher.requests
     return result
+
+
+async def _ensure_network(fetcher: Fetcher, obs: Observation) -> None:
+    """Raise NetworkDown when `obs` failed the way a machine without network fails and the
+    probe (tools/net/netcheck.py) fails too: no verdict on the link, nothing recorded."""
+    if obs.error != "fetch_failed":
+        return
+    fault = local_fault(obs.error_kind, obs.message)
+    if fault is None:
+        return
+    down = await network_down(fetcher, fault)
+    if down is not None:
+        raise NetworkDown(down, url=obs.url)
 
 
 def summary_line(result: CheckResult) -> str:
