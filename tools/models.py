@@ -206,6 +206,10 @@ class EngineFailure(BaseModel):
 
     engine: str
     error: str
+    # What kind of failure (tools/engines/failures.py): quota, rate_limited, challenge,
+    # refused, timeout, transient, unavailable, partial (some engines behind a metasearch
+    # did not answer; the others' hits stand), internal, store. None: not named.
+    kind: str | None = None
 
 
 class Drift(BaseModel):
