@@ -225,3 +225,48 @@ async def test_redirects_to_login_sso_consent_are_named_and_not_moves() -> None:
 ])
 def test_redirect_kind(start: str, final: str, kind: str | None) -> None:
     assert redirect_kind(start, final, [Hop(url=start, status=302, location=final)]) == kind
+
+
+def test_cli_recover_of_a_wall_is_unverified_with_the_cause(monkeypatch, capsys, store) -> None:  # type: ignore[no-untyped-def]
+    routes = {"/cf/js": page("cloudscraper_js_challenge_11_12_2019.html", 503,
+                             ("Server", "cloudflare"))}
+    with replay(routes) as srv:
+        monkeypatch.setenv("PAGETRAIL_ALLOW_HOSTS", "127.0.0.1")
+        monkeypatch.setenv("PAGETRAIL_RETRIES", "0")
+        monkeypatch.setenv("PAGETRAIL_SEARCH_ENGINES", "")
+        monkeypatch.setenv("PAGETRAIL_ARCHIVES", srv.base + "/web")
+        assert main(["recover", srv.base + "/cf/js", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["answer"] == "unverified" and answer["candidates"] == []
+    assert answer["check"]["verdict"] == "blocked"
+    assert answer["check"]["blocked"]["by"] == "cloudflare"
+
+
+async def test_mcp_check_link_names_the_wall(store) -> None:  # type: ignore[no-untyped-def]
+    from mcp import Client
+
+    from pagetrail.server.app import build_server
+
+    with replay({"/company/netapp": recorded("htmlproofer_linkedin_999.json")}) as srv:
+        server = build_server(settings(), store)
+        async with Client(server) as client:
+            result = await client.call_tool("check_link", {"url": srv.base + "/company/netapp"})
+    assert not result.is_error
+    data = result.structured_content
+    assert data["verdict"] == "blocked" and data["blocked"]["by"] == "linkedin"
+
+
+def test_a_scan_sees_the_wall_too() -> None:
+    # The scanner judges fetched pages with hostprobe.assess (observe_response → classify).
+    import httpx
+
+    from pagetrail.tools.linkcheck.hostprobe import assess
+    from pagetrail.tools.net.fetch import Response
+
+    status, headers, body = page("jscryptominer_adorama_perimeterx.html", 200)
+    response = Response(url="https://shop.example/p/1", final_url="https://shop.example/p/1",
+                        status=status, headers=httpx.Headers(headers), content=body,
+                        content_type="text/html")
+    result, links = assess("https://shop.example/p/1", response, None, want_links=True)
+    assert result.verdict == "blocked" and result.blocked.by == "perimeterx"  # type: ignore[union-attr]
+    assert links == []  # a challenge page's links are nobody's
