@@ -270,3 +270,30 @@ def test_a_scan_sees_the_wall_too() -> None:
     result, links = assess("https://shop.example/p/1", response, None, want_links=True)
     assert result.verdict == "blocked" and result.blocked.by == "perimeterx"  # type: ignore[union-attr]
     assert links == []  # a challenge page's links are nobody's
+
+
+def test_a_wall_on_the_random_sibling_says_nothing_about_the_page() -> None:
+    from pagetrail.tools.linkcheck.check import (
+        Observation,
+        Observations,
+        classify,
+        sibling_evidence,
+    )
+
+    status, headers, body = page("jscryptominer_adorama_perimeterx.html", 200)
+    wall = detect_wall(status, headers, body)
+    article = Observation(url="https://shop.example/a/b", status=200,
+                          final_url="https://shop.example/a/b", content_type="text/html",
+                          title="Solar farms double", text="Solar farms double " * 40,
+                          body_read=True)
+    sibling = Observation(url="https://shop.example/a/zz", status=200,
+                          final_url="https://shop.example/a/zz", content_type="text/html",
+                          body_read=True, wall=wall)
+    assert sibling_evidence(article, sibling)["answer"] == "inconclusive"
+    obs = Observations(url=article.url, page=article, sibling=sibling,
+                       sibling_url=sibling.url)
+    assert classify(obs).verdict == "ok"
+
+
+def test_legal_and_proxy_refusals_are_named() -> None:
+    assert detect_wall(451, {}, b"").by == "legal"  # type: ignore[union-attr]

@@ -492,6 +492,10 @@ def classify(obs: Observations) -> CheckResult:
             blocked = Blocked(**page.wall.as_dict())
         elif verdict == "blocked" and kind in NOT_A_MOVE:
             blocked = Blocked(by=kind, evidence=f"redirected to {page.final_url}")
+        elif verdict == "blocked" and page.squid_error:
+            blocked = Blocked(by="proxy", evidence=f"x-squid-error: {page.squid_error}")
+        elif verdict == "blocked":
+            blocked = Blocked(by=page.error or "refusal", evidence=reason)
         return CheckResult(url=obs.url, verdict=verdict, status=page.status,  # type: ignore[arg-type]
                            final_url=page.final_url, chain=page.chain, reason=reason,
                            evidence=evidence, checked_at=datetime.now(UTC), blocked=blocked,

@@ -214,6 +214,8 @@ def _status_wall(status: int, h: dict[str, list[str]], url: str) -> Wall | None:
         server = _first(h, "server")
         return Wall("access_denied", ("HTTP 403: the site refuses this client (a browser may "
                                       "see the page)", *([f"server: {server}"] if server else [])))
+    if status == 451:
+        return Wall("legal", ("HTTP 451: unavailable for legal reasons here",))
     if status in (401, 407):
         challenge = _first(h, "www-authenticate") or _first(h, "proxy-authenticate")
         return Wall("auth_required", (f"HTTP {status}: the page needs a login",
