@@ -107,9 +107,9 @@ def detect_wall(status: int | None, headers: Any, body: bytes | str | None = b""
         return None
     h = _headers(headers)
     size = len(body or b"")
-    sample = _sample(body)
-    refusing = status in (202, 401, 403, 405, 406, 409, 429, 503)
     small = size <= SMALL_PAGE
+    sample = _sample(body) if small else ""  # a large page is content: its text is not read
+    refusing = status in (202, 401, 403, 405, 406, 409, 429, 503)
     for check in (_cloudflare, _aws_waf, _datadome, _perimeterx, _imperva, _akamai):
         wall = check(status, h, sample, refusing, small)
         if wall is not None:
