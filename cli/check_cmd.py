@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from pagetrail import Settings, check_link, check_summary
-from pagetrail.cli.common import add_json_flag, date_option, print_json, run_async
+from pagetrail import PagetrailError, Settings, check_link, check_summary
+from pagetrail.cli.common import add_json_flag, date_option, fail, print_json, run_async
+
+NETWORK_DOWN_EXIT = 3  # nothing at all could be reached from here: no verdict (docs/realweb.md)
+
+
+def network_down_exit(exc: PagetrailError) -> int:
+    """Exit status 3 for `network_down` (check, recover); other errors go on to main()."""
+    if exc.code != "network_down":
+        raise exc
+    return fail(f"{exc.code}: {exc}", NETWORK_DOWN_EXIT)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,8 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     settings = Settings()
     # InvalidURL/RefusedAddress (the API's address guard) → one line, exit 2
-    result = run_async(check_link(args.url, settings=settings, drift=args.drift,
-                                  since=args.since, probe_sibling=not args.no_sibling))
+    try:
+        result = run_async(check_link(args.url, settings=settings, drift=args.drift,
+                                      since=args.since, probe_sibling=not args.no_sibling))
+    except PagetrailError as exc:
+        return network_down_exit(exc)
     if args.json:
         print_json(result)
     else:

@@ -63,11 +63,17 @@ def recover_command(args: argparse.Namespace) -> int:
 
     url = user_url(args.url)
     source_url = user_url(args.source_url) if args.source_url else None
-    recovery = run_async(recover(
-        url, source_url=source_url, anchor=args.anchor, context=args.context,
-        link_date=parse_date(args.date, option="--date"), store=open_store(),
-        use_cache=not args.no_cache,
-    ))
+    from pagetrail import PagetrailError
+    from pagetrail.cli.check_cmd import network_down_exit
+
+    try:
+        recovery = run_async(recover(
+            url, source_url=source_url, anchor=args.anchor, context=args.context,
+            link_date=parse_date(args.date, option="--date"), store=open_store(),
+            use_cache=not args.no_cache,
+        ))
+    except PagetrailError as exc:
+        return network_down_exit(exc)
     if args.json:
         print_json(recovery)
     elif args.robust_link:

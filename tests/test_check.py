@@ -93,7 +93,7 @@ async def test_permanent_redirect_is_redirected_and_temporary_is_ok() -> None:
 
 
 @pytest.mark.parametrize(("status", "verdict"), [
-    (404, "dead"), (410, "dead"), (500, "transient"), (503, "transient"), (429, "transient"),
+    (404, "dead"), (410, "dead"), (500, "transient"), (503, "transient"), (429, "blocked"), (999, "blocked"),
     (401, "blocked"), (403, "blocked"),
 ])
 async def test_status_verdicts(status: int, verdict: str) -> None:
@@ -211,6 +211,19 @@ def test_strong_not_found_title_on_short_page_is_soft404_even_without_probe() ->
 
 
 def test_same_final_url_for_sibling_is_soft404() -> None:
+    hop = [Hop(url="https://site.example/a/b", status=302, location="https://site.example/sorry")]
+    sib_hop = [Hop(url="https://site.example/a/zz", status=302,
+                   location="https://site.example/sorry")]
+    obs = Observations(
+        url="https://site.example/a/b",
+        page=page(final_url="https://site.example/sorry", chain=hop, text="Sorry", title="x"),
+        sibling=page(final_url="https://site.example/sorry", chain=sib_hop, text="Sorry"))
+    assert classify(obs).verdict == "soft404"
+
+
+def test_every_url_sent_to_a_login_is_blocked_not_soft404() -> None:
+    # A site that sends every URL (even a random sibling) to its sign-in page hides its
+    # pages: the link is behind a login (#26), not dead.
     hop = [Hop(url="https://site.example/a/b", status=302, location="https://site.example/login")]
     sib_hop = [Hop(url="https://site.example/a/zz", status=302,
                    location="https://site.example/login")]
@@ -218,7 +231,8 @@ def test_same_final_url_for_sibling_is_soft404() -> None:
         url="https://site.example/a/b",
         page=page(final_url="https://site.example/login", chain=hop, text="Log in", title="x"),
         sibling=page(final_url="https://site.example/login", chain=sib_hop, text="Log in"))
-    assert classify(obs).verdict == "soft404"
+    result = classify(obs)
+    assert result.verdict == "blocked" and result.redirect_kind == "login"
 
 
 def test_canonical_redirect_is_ok_not_redirected() -> None:

@@ -33,6 +33,14 @@ class Hop(BaseModel):
     location: str | None = None
 
 
+class Blocked(BaseModel):
+    """Who or what stood between pagetrail and the page (tools/linkcheck/walls.py): a bot
+    wall, a challenge, a rate limit, a client-dependent refusal. Says nothing of death."""
+
+    by: str  # cloudflare, akamai, aws_waf, datadome, perimeterx, imperva, linkedin, ...
+    evidence: str = ""
+
+
 class CheckResult(BaseModel):
     """The verdict of one link check (ok, dead, soft404, …) with its evidence."""
 
@@ -46,6 +54,10 @@ class CheckResult(BaseModel):
     checked_at: datetime | None = None
     confirmed: bool = False  # only the scanner confirms deaths (repeated failures over time)
     drift: Drift | None = None  # asked for (check --drift): a working link vs its archived copy
+    blocked: Blocked | None = None  # verdict "blocked": who refused us, and the evidence
+    # A redirect that is not a move (login, sso, consent, home, locale_home, interstitial):
+    # tools/linkcheck/redirects.py. None when there was no redirect or it is the page's own.
+    redirect_kind: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]  # serialised: `"drifted": true`
     @property
@@ -194,6 +206,10 @@ class EngineFailure(BaseModel):
 
     engine: str
     error: str
+    # What kind of failure (tools/engines/failures.py): quota, rate_limited, challenge,
+    # refused, timeout, transient, unavailable, partial (some engines behind a metasearch
+    # did not answer; the others' hits stand), internal, store. None: not named.
+    kind: str | None = None
 
 
 class Drift(BaseModel):

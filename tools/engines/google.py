@@ -8,6 +8,7 @@ At most 10 results per request; `start` pages through them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import SecretStr
@@ -18,11 +19,11 @@ from pagetrail.tools.engines.base import (
     EngineSkipped,
     HttpGetter,
     SearchContext,
-    fetch_json,
     make_hits,
     result_rows,
 )
-from pagetrail.tools.errors import EngineUnavailable
+from pagetrail.tools.engines.failures import EngineRefused, QuotaExhausted, fetch_api_json
+from pagetrail.tools.errors import EngineUnavailable, PagetrailError, RateLimited
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.urls import endpoint_url
 
@@ -37,6 +38,40 @@ def google_rows(payload: Any) -> list[tuple[object, object, object]]:
     # no "items" at all when nothing matched
     return result_rows("google", payload.get("items"), ("link", "title", "snippet"),
                        what="items", missing_is_empty=True)
+
+
+# Google API error reasons (errors[].reason) and what they mean here.
+QUOTA_REASONS = frozenset({"dailyLimitExceeded", "quotaExceeded", "dailyLimitExceededUnreg"})
+RATE_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded",
+                          "rateLimitExceededUnreg"})
+REFUSED_REASONS = frozenset({"keyInvalid", "keyExpired", "accessNotConfigured", "forbidden",
+                             "ipRefererBlocked", "badRequest", "invalid"})
+
+
+def google_failure(status: int, _headers: Mapping[str, str], payload: Any
+                   ) -> PagetrailError | None:
+    """Google's JSON error answer, named: a spent daily quota (403/429 with
+    `Quota exceeded … per day`, `dailyLimitExceeded`) is not retried; a per-minute limit is
+    a rate limit; a bad, disabled or closed key is a refusal. None: not a Google error body."""
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if not isinstance(error, dict):
+        return None
+    message = " ".join(str(error.get("message") or "").split())[:300]
+    details = error.get("errors") if isinstance(error.get("errors"), list) else []
+    reasons = {str(d.get("reason")) for d in details if isinstance(d, dict)}
+    state = str(error.get("status") or "")
+    lowered = message.lower()
+    if reasons & QUOTA_REASONS or (status in (403, 429) and "per day" in lowered):
+        return QuotaExhausted(f"google: daily quota spent (HTTP {status} {state}: {message}); "
+                              "it resets at midnight Pacific Time")
+    if reasons & RATE_REASONS or state == "RESOURCE_EXHAUSTED" or status == 429:
+        return RateLimited(f"google: rate limited (HTTP {status} {state}: {message})")
+    if reasons & REFUSED_REASONS or state in ("PERMISSION_DENIED", "INVALID_ARGUMENT") \
+            or status in (400, 401, 403):
+        return EngineRefused(f"google: request refused (HTTP {status} {state}: {message}); "
+                             "check PAGETRAIL_GOOGLE_API_KEY, PAGETRAIL_GOOGLE_CX and that "
+                             "the Custom Search API is enabled for the key's project")
+    return None
 
 
 class GoogleEngine:
@@ -70,9 +105,9 @@ class GoogleEngine:
             if len(rows) >= limit:
                 break
             num = min(PAGE, limit - len(rows))
-            page_rows = google_rows(await fetch_json(
+            page_rows = google_rows(await fetch_api_json(
                 self.fetcher, self.name, self.page_url(query, 1 + page * PAGE, num, site),
-                headers=headers, secrets=[secret],
+                headers=headers, secrets=[secret], explain=google_failure,
             ))
             rows.extend(page_rows)
             if len(page_rows) < num:

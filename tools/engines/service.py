@@ -32,6 +32,7 @@ from pagetrail.tools.engines.base import (
     SearchContext,
     redact,
 )
+from pagetrail.tools.engines.failures import failure_kind
 from pagetrail.tools.errors import PagetrailError, RateLimited
 from pagetrail.tools.models import EngineFailure, Hit
 from pagetrail.tools.net.politeness import HostLimiter, shared_limiter
@@ -85,7 +86,7 @@ class SearchOutcome:
 
 
 def _store_failure(what: str, exc: Exception) -> EngineFailure:
-    return EngineFailure(engine="store", error=f"{what}: {type(exc).__name__}")
+    return EngineFailure(engine="store", error=f"{what}: {type(exc).__name__}", kind="store")
 
 
 class SearchService:
@@ -159,7 +160,11 @@ class SearchService:
             if failure is not None:
                 outcome.failures.append(failure)
                 continue
-            outcome.hits[engine.name] = hits
+            # Backends behind a metasearch that did not answer: named, their peers' hits kept.
+            outcome.failures.extend(
+                EngineFailure(engine=f"{engine.name}:{backend}", error=why, kind="partial")
+                for backend, why in getattr(hits, "unresponsive", ()))
+            outcome.hits[engine.name] = list(hits)
             if cached:
                 outcome.cached.add(engine.name)
         return outcome
@@ -176,15 +181,19 @@ class SearchService:
         except PagetrailError as exc:
             message = redact(str(exc), self.secrets)
             log.warning("search engine %s failed: %s", engine.name, message)
-            return [], False, EngineFailure(engine=engine.name, error=f"{exc.code}: {message}")
+            return [], False, EngineFailure(engine=engine.name, error=f"{exc.code}: {message}",
+                                            kind=failure_kind(exc))
         except STORE_ERRORS as exc:  # the local index lives in the store
             log.warning("search engine %s: store failed: %s", engine.name, exc)
             return [], False, EngineFailure(engine=engine.name,
-                                            error=f"store: {type(exc).__name__}")
+                                            error=f"store: {type(exc).__name__}", kind="store")
         except ENGINE_BUGS as exc:  # one engine's bug must not sink the other engines
             log.exception("search engine %s crashed", engine.name)
             return [], False, EngineFailure(engine=engine.name,
-                                            error=f"internal: {type(exc).__name__}")
+                                            error=f"internal: {type(exc).__name__}",
+                                            kind="internal")
+        if getattr(hits, "unresponsive", None):
+            return hits, False, None  # incomplete: not cached, the next search asks again
         await self._cache_put(engine.name, query, scope, hits, failures)
         return hits, False, None
 

@@ -1,10 +1,11 @@
 """Is a link dead, and does a live link still say the same?
 
-Owns `check_link`/`classify` (verdicts, soft-404 probing per URL shape), the state machine of
-a link across scans, and content drift against the capture from when the link was made.
+Owns `check_link`/`classify` (verdicts, soft-404 probing per URL shape), the recognition of
+bot walls and of redirects that are not moves, the state machine of a link across scans, and
+content drift against the capture from when the link was made.
 Imports archive/, content/, net/ and the tools/ top level.
 
-Modules: check, drift, hostprobe, linkstate.
+Modules: check, drift, hostprobe, linkstate, redirects, walls.
 """
 
 from __future__ import annotations

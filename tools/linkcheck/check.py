@@ -41,8 +41,11 @@ from pagetrail.tools.errors import (
     TooManyRedirects,
     UnsupportedContent,
 )
-from pagetrail.tools.models import CheckResult, Hop
+from pagetrail.tools.linkcheck.redirects import redirect_kind
+from pagetrail.tools.linkcheck.walls import Wall, detect_wall
+from pagetrail.tools.models import Blocked, CheckResult, Hop
 from pagetrail.tools.net.fetch import Fetcher, Response
+from pagetrail.tools.net.netcheck import NetworkDown, local_fault, network_down
 from pagetrail.tools.net.urls import normalize_url, validate_url
 from pagetrail.tools.settings import Settings
 
@@ -50,6 +53,9 @@ SIMILAR = 0.9  # Bar-Yossef / design: ≥ 0.9 similarity of the two answers ⇒ 
 SHORT_PAGE_TOKENS = 400  # wording in longer pages is likely content, not an error page
 MAX_TEXT = 200_000
 PERMANENT = frozenset({301, 308})
+# Redirects that are not moves and hide the page (tools/linkcheck/redirects.py): blocked.
+NOT_A_MOVE = {"login": "sign-in page", "sso": "single sign-on (OAuth/SAML) endpoint",
+              "consent": "consent wall", "interstitial": "link shortener's warning page"}
 
 # Squid's X-Squid-Error codes: the origin cannot be reached (DNS, refused, TLS) vs. a fault
 # that may pass. ERR_CONNECT_FAIL carries errno: 110 (timed out) is transient.
@@ -116,6 +122,7 @@ class Observation:
     message: str = ""
     # parking_evidence of this page's words, once computed (`page_parking`).
     parking: dict[str, object] | None = field(default=None, repr=False, compare=False)
+    wall: Wall | None = None  # a bot wall, challenge or refusal answered instead (walls.py)
 
 
 @dataclass
@@ -134,11 +141,15 @@ def observe_response(response: Response, method: str) -> Observation:
     if method == "GET" and response.is_html and response.content \
             and 200 <= response.status < 300:
         title, text = visible_text(response.text())
+    wall = None if response.squid_error else detect_wall(
+        response.status, response.headers, response.content, url=response.final_url)
+    if wall is not None:
+        title, text = "", ""  # a challenge page's words are nobody's content
     return Observation(
         url=response.url, method=method, status=response.status,
         final_url=response.final_url, chain=list(response.chain),
         content_type=response.content_type, squid_error=response.squid_error,
-        title=title, text=text, body_read=method == "GET",
+        title=title, text=text, body_read=method == "GET", wall=wall,
     )
 
 
@@ -426,9 +437,9 @@ def _status_verdict(status: int) -> tuple[str, str] | None:
         return None
     if status in (404, 410):
         return "dead", f"HTTP {status}"
-    if status in (401, 403, 407, 451):
+    if status in (401, 403, 407, 429, 451, 999):
         return "blocked", f"HTTP {status}"
-    if status in (408, 425, 429) or status >= 500:
+    if status in (408, 425) or status >= 500:
         return "transient", f"HTTP {status}"
     if 400 <= status < 500:
         return "dead", f"HTTP {status}"
@@ -443,7 +454,7 @@ def sibling_evidence(page: Observation, sibling: Observation | None) -> dict[str
         return {"probed": False}
     info: dict[str, object] = {"probed": True, "status": sibling.status,
                                "final_url": sibling.final_url, "error": sibling.error}
-    if sibling.error or sibling.status is None:
+    if sibling.error or sibling.status is None or sibling.wall is not None:
         info["answer"] = "inconclusive"
         return info
     if not 200 <= sibling.status < 300:
@@ -471,11 +482,24 @@ def classify(obs: Observations) -> CheckResult:
         evidence["head"] = {"status": obs.head.status, "error": obs.head.error,
                             "content_type": obs.head.content_type}
     evidence["method"] = page.method
+    kind = redirect_kind(obs.url, page.final_url, page.chain) if not page.error else None
+    if kind is not None:
+        evidence["redirect_kind"] = kind
 
     def result(verdict: str, reason: str) -> CheckResult:
+        blocked = None
+        if verdict == "blocked" and page.wall is not None:
+            blocked = Blocked(**page.wall.as_dict())
+        elif verdict == "blocked" and kind in NOT_A_MOVE:
+            blocked = Blocked(by=kind, evidence=f"redirected to {page.final_url}")
+        elif verdict == "blocked" and page.squid_error:
+            blocked = Blocked(by="proxy", evidence=f"x-squid-error: {page.squid_error}")
+        elif verdict == "blocked":
+            blocked = Blocked(by=page.error or "refusal", evidence=reason)
         return CheckResult(url=obs.url, verdict=verdict, status=page.status,  # type: ignore[arg-type]
                            final_url=page.final_url, chain=page.chain, reason=reason,
-                           evidence=evidence, checked_at=datetime.now(UTC))
+                           evidence=evidence, checked_at=datetime.now(UTC), blocked=blocked,
+                           redirect_kind=kind)
 
     if page.error and page.error != "body_too_large":
         evidence["error"] = {"code": page.error, "kind": page.error_kind}
@@ -495,9 +519,17 @@ def classify(obs: Observations) -> CheckResult:
     if page.squid_error:
         evidence["squid_error"] = page.squid_error
         return result(*_squid_verdict(page.squid_error))
+    if page.wall is not None:
+        # A wall, a challenge or a client-dependent refusal: the page may well be there.
+        evidence["blocked"] = page.wall.as_dict()
+        return result("blocked", page.wall.reason)
     decided = _status_verdict(page.status)
     if decided:
         return result(*decided)
+    if kind in NOT_A_MOVE:
+        # The page is behind a sign-in, a consent wall or a shortener's warning: not a move.
+        return result("blocked", f"redirected to a {NOT_A_MOVE[kind]} ({page.final_url}), "
+                                 "not to the page")
 
     # 2xx: alive, unless the page is a soft 404.
     if page.body_read and page.content_type in ("text/html", "application/xhtml+xml"):
@@ -519,6 +551,9 @@ def _soft404(obs: Observations, evidence: dict[str, object]) -> tuple[bool, str]
     if redirected_to_root(obs.url, page.final_url, page.chain):
         evidence["home_redirect"] = True
         return True, f"deep URL redirected to the site root {page.final_url}"
+    if evidence.get("redirect_kind") == "locale_home":
+        evidence["home_redirect"] = True
+        return True, f"deep URL redirected to a locale's root page {page.final_url}"
     parking = page_parking(page)
     if parking["phrases"] or parking["services"]:
         evidence["parking"] = parking
@@ -575,7 +610,8 @@ async def _observe(fetcher: Fetcher, method: str, url: str, polite: bool) -> Obs
 
 async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = None,
                      probe_sibling: bool = True, polite: bool = False) -> CheckResult:
-    """Check one URL. Raises InvalidURL for a malformed URL; everything else is a verdict.
+    """Check one URL. Raises InvalidURL for a malformed URL and NetworkDown when nothing at
+    all can be reached from here (tools/net/netcheck.py); everything else is a verdict.
 
     `settings` is accepted for symmetry with the other unit jobs; the fetcher carries the
     effective configuration. `probe_sibling=False` skips the soft-404 probe (one request less);
@@ -584,8 +620,10 @@ async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = 
     url = validate_url(url)
     head = await _observe(fetcher, "HEAD", url, polite)
     if _head_settles(head):
+        await _ensure_network(fetcher, head)
         return classify(Observations(url=url, page=head))
     page = await _observe(fetcher, "GET", url, polite)
+    await _ensure_network(fetcher, page)
     obs = Observations(url=url, page=page, head=head)
     if (probe_sibling and not page.error and page.status is not None
             and 200 <= page.status < 300 and not page.squid_error
@@ -598,6 +636,19 @@ async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = 
     result = classify(obs)
     result.evidence["requests"] = fetcher.requests
     return result
+
+
+async def _ensure_network(fetcher: Fetcher, obs: Observation) -> None:
+    """Raise NetworkDown when `obs` failed the way a machine without network fails and the
+    probe (tools/net/netcheck.py) fails too: no verdict on the link, nothing recorded."""
+    if obs.error != "fetch_failed":
+        return
+    fault = local_fault(obs.error_kind, obs.message)
+    if fault is None:
+        return
+    down = await network_down(fetcher, fault)
+    if down is not None:
+        raise NetworkDown(down, url=obs.url)
 
 
 def summary_line(result: CheckResult) -> str:

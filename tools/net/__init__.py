@@ -3,9 +3,10 @@
 Owns the async client (`Fetcher`: SSRF guard on every hop, size and decompression limits,
 charset sniffing, proxies, retries), the lean bulk client of scans, per-host politeness
 (in-process or on Redis), the SSRF guard, URL parsing and normalisation, and URL redaction
-in logs. Imports only the tools/ top level (errors, settings, models).
+in logs, and whether pagetrail's own network is down (netcheck). Imports only the tools/ top
+level (errors, settings, models).
 
-Modules: bulkfetch, fetch, logsafe, netguard, politeness, urls.
+Modules: bulkfetch, fetch, logsafe, netcheck, netguard, politeness, urls.
 """
 
 from __future__ import annotations
