@@ -91,6 +91,13 @@ class ArchiveUnavailable(PagetrailError):
     code = "archive_unavailable"
 
 
+class ArchiveExcluded(PagetrailError):
+    """The archive refuses the URL: excluded ("This URL has been excluded from the Wayback
+    Machine") or its site blocked ("Blocked Site Error"). Not "no copy": the archive said so."""
+
+    code = "archive_excluded"
+
+
 class NoMemento(PagetrailError):
     """No archive holds a usable copy of the URL."""
 

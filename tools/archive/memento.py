@@ -11,8 +11,15 @@ pywb collection `http://127.0.0.1:PORT/world`), in order:
 3. fetch the raw capture (`{prefix}/{timestamp}id_/{url}`, no replay banner, no rewriting),
    without following redirects: a captured 3xx or an error/soft-404 page is skipped.
 
-An archive that is down is skipped; if every archive is down, ArchiveUnavailable is raised
-(the caller can say so); if the archives answered but hold nothing good, the result is None.
+Every answer is classified first (tools.archive.answers): one with `Memento-Datetime` is a
+capture, whatever its status (a captured 429 or 503 page is skipped as a copy, never taken for
+the archive throttling); one without it is the archive speaking. An archive that refuses the
+URL ("Blocked Site Error", "This URL has been excluded from the Wayback Machine") is named
+(ArchiveExcluded, `archive_excluded`, with its words) and never taken as a copy; one that
+throttles or is down is skipped, and counts toward its circuit breaker (shared across workers
+through Redis: tools.net.politeness.shared_breaker) — while open, it is not asked at all. If
+every archive is down, ArchiveUnavailable is raised; if every archive that answered refused,
+ArchiveExcluded; if the archives answered but hold nothing good, the result is None.
 
 `archived_redirects` finds captures that are redirects to another URL: a redirect captured
 before the page died often names its new home (FABLE's first method).
@@ -33,9 +40,11 @@ from email.utils import format_datetime, parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
+from pagetrail.tools.archive.answers import ArchiveAnswer, captured_wall, classify, refusal_message
 from pagetrail.tools.content.dates import as_utc, parse_timestamp
 from pagetrail.tools.content.document import looks_like_error_page, parse_document
 from pagetrail.tools.errors import (
+    ArchiveExcluded,
     ArchiveUnavailable,
     BodyTooLarge,
     DecompressionBomb,
@@ -46,6 +55,7 @@ from pagetrail.tools.errors import (
     TooManyRedirects,
 )
 from pagetrail.tools.models import ArchivedRedirect, Memento
+from pagetrail.tools.net.politeness import shared_breaker
 from pagetrail.tools.net.urls import (
     endpoint_url,
     normalize_url,
@@ -69,24 +79,44 @@ _HTML_MIME = ("text/html", "application/xhtml+xml", "text/plain", "unk", "warc/r
 _ERROR_TARGET = re.compile(
     r"(?:^|[/_.-])(?:login|log-in|signin|sign-in|signon|auth|sso|error|errors|404|notfound|"
     r"not-found|not_found|pagenotfound|page-not-found|unavailable|session-expired|"
-    r"account/login|wp-login\.php)(?:$|[/_.?=-])",
+    r"account/login|wp-login\.php|authorize|oauth2?)(?:$|[/_.?=-])"
+    r"|[?&](?:redirect_uri|returnto|return_to)=",
     re.I,
 )
 
 
 class _ArchiveDown(Exception):
-    """The archive failed to answer (network error, 5xx, 429)."""
+    """The archive failed to answer (network error, 5xx, 429 without Memento-Datetime)."""
 
 
-def _note_down(endpoint: ArchiveEndpoint, exc: _ArchiveDown,
+class _ArchiveRefused(Exception):
+    """The archive itself refuses the URL (blocked site, excluded URL): its own answer."""
+
+    def __init__(self, answer: ArchiveAnswer) -> None:
+        super().__init__(answer.words)
+        self.answer = answer
+
+
+def _note_down(endpoint: ArchiveEndpoint, exc: Exception,
                unavailable: list[str] | None) -> None:
-    """One archive of several did not answer: logged, and told to the caller that asked."""
+    """One archive of several did not answer (or refused): logged, and told to the caller
+    that asked, named: `archive_unavailable: …` or `archive_excluded: …`."""
     prefix = mask_url(endpoint.prefix)
-    log.warning("archive %s unavailable: %s", prefix, exc)
-    if unavailable is not None:
-        note = f"{prefix}: {exc}"
-        if note not in unavailable:
-            unavailable.append(note)
+    if isinstance(exc, _ArchiveRefused):
+        note = f"{prefix}: archive_excluded: {refusal_message('the archive', exc.answer)}"
+    else:
+        text = str(exc)
+        note = f"{prefix}: {text if text.startswith('archive_') else 'archive_unavailable: ' + text}"
+    log.warning("archive %s: %s", prefix, note)
+    if unavailable is not None and note not in unavailable:
+        unavailable.append(note)
+
+
+def _refused_error(url: str, refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]],
+                   down: int) -> ArchiveExcluded:
+    words = "; ".join(refusal_message(mask_url(e.prefix), r.answer) for e, r in refusals)
+    extra = f" ({down} other archive(s) did not answer)" if down else ""
+    return ArchiveExcluded(words + extra, url=url)
 
 
 # ---------------------------------------------------------------------------------------
@@ -386,16 +416,43 @@ def _archives(settings: Settings) -> list[ArchiveEndpoint]:
     return [ArchiveEndpoint.of(prefix) for prefix in settings.archives if prefix.strip()]
 
 
+def _answer(response: Response) -> ArchiveAnswer:
+    return classify(response.status, response.headers, response.content)
+
+
 def _is_down(response: Response) -> bool:
-    return response.status >= 500 or response.status == 429
+    """The archive throttling or failing (never a capture: that has Memento-Datetime)."""
+    return _answer(response).unavailable
+
+
+def _service(url: str) -> str:
+    return urlsplit(url).netloc.rpartition("@")[2].lower()
 
 
 async def _get(fetcher: Fetcher, url: str, **options: Any) -> Response:
-    """GET that turns network failures into _ArchiveDown (errors of the URL propagate)."""
+    """GET of one of the archive's own URLs, through its circuit breaker: network failures
+    and throttled/down answers count toward opening it (a Retry-After opens it at once);
+    while it is open the archive is not asked (_ArchiveDown, `archive_unavailable`)."""
+    breaker = shared_breaker(getattr(fetcher, "settings", None) or get_settings())
+    service = _service(url)
+    left = await breaker.open_for(service)
+    if left > 0:
+        raise _ArchiveDown(f"archive_unavailable: {service} throttled or down; not asked for "
+                           f"another {left:.0f} s (circuit open)")
     try:
-        return await fetcher.get(url, endpoint=True, **options)  # the archive's own URLs
+        response = await fetcher.get(url, endpoint=True, **options)  # the archive's own URLs
     except (FetchFailed, RateLimited) as exc:
+        await breaker.failure(service, getattr(exc, "retry_after", None))
         raise _ArchiveDown(str(exc)) from exc
+    answer = _answer(response)
+    if answer.unavailable:
+        opened = await breaker.failure(service, answer.retry_after)
+        if opened:
+            log.warning("archive %s %s (HTTP %s): left alone for %.0f s", service, answer.kind,
+                        answer.status, opened)
+    elif answer.kind != "other":
+        await breaker.success(service)
+    return response
 
 
 async def _list_from(endpoint: ArchiveEndpoint, url: str,
@@ -405,6 +462,8 @@ async def _list_from(endpoint: ArchiveEndpoint, url: str,
     down = 0
     try:
         response = await _get(fetcher, endpoint.cdx_url(url), max_bytes=MAX_INDEX_BYTES)
+        if _answer(response).refused:
+            raise _ArchiveRefused(_answer(response))
         if response.status == 200:
             parsed = parse_cdx(response.text(), endpoint.prefix, url)
             if parsed is not None:
@@ -423,6 +482,8 @@ async def _list_from(endpoint: ArchiveEndpoint, url: str,
         return None
     except (BodyTooLarge, DecompressionBomb):
         return None
+    if _answer(response).refused:
+        raise _ArchiveRefused(_answer(response))
     if response.status == 200:
         return parse_timemap(response.text(), endpoint.prefix, url)
     if response.status in (404, 410):
@@ -464,7 +525,10 @@ async def _timegate(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
     moment = as_utc(at or datetime.now(UTC))
     response = await _get(fetcher, endpoint.timegate_url(url), follow_redirects=False,
                           headers={"Accept-Datetime": format_datetime(moment, usegmt=True)})
-    if _is_down(response):
+    answer = _answer(response)
+    if answer.refused:
+        raise _ArchiveRefused(answer)
+    if answer.unavailable:
         raise _ArchiveDown(f"TimeGate answered {response.status}")
     location = response.headers.get("location") if 300 <= response.status < 400 else None
     memento_url = location or response.headers.get("content-location") or ""
@@ -515,18 +579,34 @@ async def list_mementos(url: str, fetcher: Fetcher,
     url = validate_url(url)
     settings = settings or get_settings()
     captures: list[Memento] = []
-    answered = 0
+    answered = down = 0
+    refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]] = []
     for endpoint in _archives(settings):
         try:
             listed = await _list_from(endpoint, url, fetcher)
         except _ArchiveDown as exc:
-            log.warning("archive %s unavailable: %s", mask_url(endpoint.prefix), exc)
+            _note_down(endpoint, exc, None)
+            down += 1
+            continue
+        except _ArchiveRefused as exc:
+            _note_down(endpoint, exc, None)
+            refusals.append((endpoint, exc))
             continue
         answered += 1
         captures.extend(listed or [])
-    if not answered and settings.archives:
-        raise ArchiveUnavailable("no archive answered", url=url)
+    _raise_when_none_answered(url, settings, answered, down, refusals)
     return sorted(captures, key=lambda c: c.datetime)
+
+
+def _raise_when_none_answered(url: str, settings: Settings, answered: int, down: int,
+                              refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]]) -> None:
+    """No archive answered: ArchiveExcluded when one refused the URL (its words), else
+    ArchiveUnavailable."""
+    if answered or not settings.archives:
+        return
+    if refusals:
+        raise _refused_error(url, refusals, down)
+    raise ArchiveUnavailable("archive_unavailable: no archive answered", url=url)
 
 
 async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = None,
@@ -538,18 +618,24 @@ async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = Non
     archive that did not answer is added to `unavailable` ("<prefix>: <why>")."""
     url = validate_url(url)
     settings = settings or get_settings()
-    answered = 0
+    answered = down = 0
+    refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]] = []
     for endpoint in _archives(settings):
         try:
             memento = await _memento_from(endpoint, url, fetcher, at, listings)
         except _ArchiveDown as exc:
             _note_down(endpoint, exc, unavailable)
+            down += 1
+            continue
+        except _ArchiveRefused as exc:
+            refusals.append((endpoint, exc))
             continue
         answered += 1
         if memento is not None:
             return memento
-    if not answered and settings.archives:
-        raise ArchiveUnavailable("no archive answered", url=url)
+    _raise_when_none_answered(url, settings, answered, down, refusals)
+    for endpoint, refusal in refusals:  # others answered: the refusal is a note
+        _note_down(endpoint, refusal, unavailable)
     return None
 
 
@@ -564,20 +650,27 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
         response, location = await _fetch_raw(endpoint, capture, fetcher)
         if response is None or location is not None:
             continue
-        if _is_down(response):
+        answer = _answer(response)
+        if answer.refused:  # the archive's page about the URL, in place of a capture
+            raise _ArchiveRefused(answer)
+        if answer.unavailable:
             failures += 1
             if failures >= 2:
-                raise _ArchiveDown(f"captures answered {response.status}")
+                raise _ArchiveDown(f"archive_unavailable: captures answered {response.status}")
             continue
         if response.status != 200:
+            # A capture of an error (a captured 404, 429 or 503): not a copy of the page.
+            log.info("capture %s is an archived HTTP %s", mask_url(capture.raw_url),
+                     response.status)
             continue
         if response.content_type and not response.is_html and \
                 not response.content_type.startswith("text/"):
             continue
         document = await off_loop(parse_document, response.content, capture.original_url,
                                   content_type=response.headers.get("content-type"))
-        if looks_like_error_page(document):
-            log.info("capture %s is an error page", mask_url(capture.raw_url))
+        if looks_like_error_page(document) or captured_wall(document.title, document.text):
+            log.info("capture %s is an error, parking or challenge page",
+                     mask_url(capture.raw_url))
             continue
         return capture.model_copy(update={
             "status": 200,
@@ -598,12 +691,17 @@ async def archived_redirects(url: str, fetcher: Fetcher,
     url = validate_url(url)
     settings = settings or get_settings()
     found: dict[str, ArchivedRedirect] = {}
-    answered = 0
+    answered = down = 0
+    refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]] = []
     for endpoint in _archives(settings):
         try:
             captures = await _listing(endpoint, url, fetcher, listings) or []
         except _ArchiveDown as exc:
             _note_down(endpoint, exc, unavailable)
+            down += 1
+            continue
+        except _ArchiveRefused as exc:
+            refusals.append((endpoint, exc))
             continue
         answered += 1
         # A TimeMap says nothing of statuses: then look at the newest few captures.
@@ -614,7 +712,7 @@ async def archived_redirects(url: str, fetcher: Fetcher,
         for capture in probes:
             try:
                 response, target = await _fetch_raw(endpoint, capture, fetcher)
-            except _ArchiveDown:
+            except (_ArchiveDown, _ArchiveRefused):
                 break
             if response is None or not target or not redirect_target_ok(url, target):
                 continue
@@ -623,8 +721,9 @@ async def archived_redirects(url: str, fetcher: Fetcher,
                 found[key] = ArchivedRedirect(
                     original_url=url, target_url=target, datetime=capture.datetime,
                     status=response.status, memento_url=capture.memento_url)
-    if not answered and settings.archives:
-        raise ArchiveUnavailable("no archive answered", url=url)
+    _raise_when_none_answered(url, settings, answered, down, refusals)
+    for endpoint, refusal in refusals:
+        _note_down(endpoint, refusal, unavailable)
     return sorted(found.values(), key=lambda r: r.datetime, reverse=True)
 
 
