@@ -132,3 +132,10 @@ def recorded_capture(uri: str) -> tuple[str, str]:
     stamp, _, original = rest.partition("/")
     return stamp.removesuffix("id_"), original + (f"?{urlsplit(uri).query}"
                                                   if urlsplit(uri).query else "")
+
+
+def recorded(name: str, index: int = 0) -> Answer:
+    """(status, headers, body) of one recorded answer."""
+    response = interactions(name)[index]["response"]
+    return (int(response["status"]), dict(response["headers"]),
+            response["body"].encode("utf-8"))

@@ -7,20 +7,13 @@ import asyncio
 
 import httpx
 import pytest
-from archive_replay import ArchiveReplay, cdx_rows, interactions, recorded_capture
+from archive_replay import ArchiveReplay, cdx_rows, interactions, recorded, recorded_capture
 
 from pagetrail.tools.archive.answers import captured_wall, classify
 from pagetrail.tools.archive.memento import archived_redirects, fetch_memento, list_mementos
 from pagetrail.tools.errors import ArchiveExcluded, ArchiveUnavailable
 from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.net.politeness import LocalBreaker, RedisBreaker
-
-
-def recorded(name: str, index: int = 0) -> tuple[int, httpx.Headers, bytes]:
-    response = interactions(name)[index]["response"]
-    return (response["status"], httpx.Headers(response["headers"]),
-            response["body"].encode("utf-8"))
-
 
 # --- classification (pure) ------------------------------------------------------------------
 
@@ -120,8 +113,7 @@ async def test_excluded_url_is_archive_excluded_not_a_copy():
 async def test_blocked_site_on_cdx_is_archive_excluded_everywhere():
     def blocked(key: str):  # every CDX query of the site gets the recorded answer
         if key.startswith("/cdx/search/cdx"):
-            status, headers, body = recorded("wayback_cdx_blocked_site")
-            return status, dict(headers), body
+            return recorded("wayback_cdx_blocked_site")
         return None
 
     with ArchiveReplay(routes=blocked) as replay:
