@@ -2,7 +2,7 @@
 
 Each fixture holds the interactions of one recording (request method and URI, response
 status, headers and body), trimmed, with its source in SOURCES.md. The server answers a
-request whose path and query match a recorded URI's (the archive's host replaced by the
+request whose path and query match a recorded URI's (a POST's key is `POST <path>`) (the archive's host replaced by the
 loopback one, in headers and bodies too); `routes` answer what a test composes around the
 recordings (a capture listing, say); anything else is a 404 counted in `misses`.
 
@@ -54,8 +54,14 @@ class ArchiveReplay:
         class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.reply(f"POST {key_of(self.path)}")
+
             def do_GET(self) -> None:
-                key = key_of(self.path)
+                self.reply(key_of(self.path))
+
+            def reply(self, key: str) -> None:
                 replay.hits[key] += 1
                 answer = replay.answer(key)
                 if answer is None:
