@@ -24,6 +24,18 @@ ArchiveExcluded; if the archives answered but hold nothing good, the result is N
 `archived_redirects` finds captures that are redirects to another URL: a redirect captured
 before the page died often names its new home (FABLE's first method).
 
+Other Memento archives and aggregators: a configured prefix whose path ends in `/timemap`,
+`/timemap/link` or `/timemap/json` is a TimeMap endpoint — archive.today
+(`https://archive.today/timemap`), perma.cc (`https://perma.cc/timemap/link`), a MemGator or
+Time Travel aggregator (`http://localhost:1208/timemap/json`). Its TimeMap (link format or
+JSON) is the listing; each memento is fetched from the archive that holds it (raw, `id_`,
+where that archive is wayback-style; as replayed for archive.today, which has no raw mode);
+an archive of the aggregate that throttles, fails or refuses is named in `unavailable` and
+skipped, and the others' captures are still used. Wayback-style archives (arquivo.pt's
+`https://arquivo.pt/wayback`, the Library of Congress's `https://webarchive.loc.gov/all`,
+Archive-It's `https://wayback.archive-it.org/all`) are configured by their prefix as the
+Internet Archive is.
+
 Parsing is pure (`parse_timemap`, `parse_cdx`, `order_captures`); I/O goes through the
 Fetcher. Everything an archive returns is untrusted: sizes are capped, bad rows skipped.
 """
@@ -123,11 +135,22 @@ def _refused_error(url: str, refusals: list[tuple[ArchiveEndpoint, _ArchiveRefus
 # Endpoints and timestamps
 
 
+_TIMEMAP_ENDPOINT = re.compile(r"/timemap(?:/(?:link|json))?$", re.I)
+_WAYBACK_MEMENTO = re.compile(r"^(https?://[^?#]+?)/(\d{14})(?:[a-z]{2}_)?/((?:https?:/)?/?.+)$")
+# Archives whose mementos have no raw (id_) mode: fetched as replayed.
+_NO_RAW_MODE = re.compile(r"(?:^|\.)archive\.(?:today|is|ph|md|li|vn|fo)$", re.I)
+
+
 @dataclass(frozen=True)
 class ArchiveEndpoint:
-    """URL layout of one wayback-style archive (Internet Archive, pywb)."""
+    """URL layout of one wayback-style archive (Internet Archive, pywb), or of a TimeMap
+    endpoint (an archive or aggregator listed only by its TimeMaps: `kind == "timemap"`)."""
 
     prefix: str
+
+    @property
+    def kind(self) -> str:
+        return "timemap" if _TIMEMAP_ENDPOINT.search(urlsplit(self.prefix).path) else "wayback"
 
     @classmethod
     def of(cls, prefix: str) -> ArchiveEndpoint:
@@ -138,6 +161,8 @@ class ArchiveEndpoint:
     # Every URL of the archive is built by urls.endpoint_url: the looked-up URL (a user's, or
     # an original from the archive's own listing) is data in the path, never a path step.
     def timemap_url(self, url: str) -> str:
+        if self.kind == "timemap":
+            return endpoint_url(self.prefix, data_url=url)
         return endpoint_url(self.prefix, "timemap/link/", data_url=url)
 
     def timegate_url(self, url: str) -> str:
@@ -271,20 +296,86 @@ def parse_timemap(text: str, archive: str, original_url: str) -> list[Memento]:
         uri = urljoin(endpoint.prefix + "/", entry.uri)
         if urlsplit(uri).scheme not in ("http", "https"):
             continue
-        split = endpoint.split_memento_url(uri)
-        moment = parse_http_date(entry.params.get("datetime", ""))
-        if moment is None and split:
-            moment = parse_timestamp(split[0])
-        if moment is None:
-            continue
-        timestamp = split[0] if split else timestamp_of(moment)
-        original = split[1] if split else original_url
-        mementos.append(Memento(
-            original_url=original, memento_url=uri,
-            raw_url=endpoint.raw_url(timestamp, original) if split else uri,
-            datetime=moment, archive=endpoint.prefix,
-        ))
+        memento = _memento_of(endpoint, uri, parse_http_date(entry.params.get("datetime", "")),
+                              original_url)
+        if memento is not None:
+            mementos.append(memento)
     return mementos
+
+
+def _memento_of(endpoint: ArchiveEndpoint, uri: str, moment: datetime | None,
+                original_url: str) -> Memento | None:
+    """A TimeMap's memento URL as a Memento: in the endpoint's own layout, else in another
+    wayback-style archive's (`{prefix}/{14 digits}/{original}`: an aggregator's TimeMap lists
+    many archives), else as it is (fetched as replayed)."""
+    split = endpoint.split_memento_url(uri)
+    archive = endpoint
+    if split is None:
+        match = _WAYBACK_MEMENTO.match(uri)
+        if match:
+            archive = ArchiveEndpoint.of(match.group(1))
+            split = archive.split_memento_url(uri)
+    if moment is None and split:
+        moment = parse_timestamp(split[0])
+    if moment is None:
+        return None
+    if split is None:
+        return Memento(original_url=original_url, memento_url=uri, raw_url=uri,
+                       datetime=moment, archive=endpoint.prefix if endpoint.kind == "wayback"
+                       else _archive_of(uri))
+    timestamp, original = split
+    raw = uri if _NO_RAW_MODE.search(urlsplit(uri).hostname or "") \
+        else archive.raw_url(timestamp, original)
+    return Memento(original_url=original, memento_url=uri, raw_url=raw, datetime=moment,
+                   archive=archive.prefix)
+
+
+def _archive_of(uri: str) -> str:
+    parts = urlsplit(uri)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def parse_timemap_json(text: str, archive: str, original_url: str) -> list[Memento] | None:
+    """Mementos of a JSON TimeMap (MemGator's and Time Travel's `timemap/json`: `mementos.list`
+    of {datetime, uri}; Time Travel's `api/json` navigation entries, whose `uri` is a list).
+    None when the text is not such a TimeMap."""
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict) or not isinstance(payload.get("mementos"), dict):
+        return None
+    endpoint = ArchiveEndpoint.of(archive)
+    original = str(payload.get("original_uri") or original_url)
+    block = payload["mementos"]
+    entries = block.get("list")
+    if not isinstance(entries, list):  # api/json: first/prev/closest/next/last only
+        entries = [v for v in block.values() if isinstance(v, dict)]
+    mementos: list[Memento] = []
+    seen: set[str] = set()
+    for entry in entries[:MAX_CAPTURES]:
+        if not isinstance(entry, dict):
+            continue
+        moment = _iso_moment(entry.get("datetime"))
+        uris = entry.get("uri")
+        for uri in uris if isinstance(uris, list) else [uris]:
+            if not isinstance(uri, str) or uri in seen or \
+                    urlsplit(uri).scheme not in ("http", "https"):
+                continue
+            seen.add(uri)
+            memento = _memento_of(endpoint, uri, moment, original)
+            if memento is not None:
+                mementos.append(memento)
+    return mementos
+
+
+def _iso_moment(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return as_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
 
 
 def parse_cdx(text: str, archive: str, original_url: str) -> list[Memento] | None:
@@ -459,6 +550,8 @@ async def _list_from(endpoint: ArchiveEndpoint, url: str,
                      fetcher: Fetcher) -> list[Memento] | None:
     """Captures of `url` in one archive: CDX, else TimeMap. None: neither index answered
     (try the TimeGate). Raises _ArchiveDown when the archive does not answer at all."""
+    if endpoint.kind == "timemap":
+        return await _list_timemap(endpoint, url, fetcher)
     down = 0
     try:
         response = await _get(fetcher, endpoint.cdx_url(url), max_bytes=MAX_INDEX_BYTES)
@@ -491,6 +584,34 @@ async def _list_from(endpoint: ArchiveEndpoint, url: str,
     if _is_down(response) and down:
         raise _ArchiveDown(f"archive answered {response.status}")
     return None
+
+
+async def _list_timemap(endpoint: ArchiveEndpoint, url: str,
+                        fetcher: Fetcher) -> list[Memento]:
+    """A TimeMap endpoint's listing (link format or JSON); its refusals, throttling and
+    answers that are no TimeMap (a challenge page) are named."""
+    try:
+        response = await _get(fetcher, endpoint.timemap_url(url), max_bytes=MAX_INDEX_BYTES)
+    except (BodyTooLarge, DecompressionBomb) as exc:
+        raise _ArchiveDown(f"archive_unavailable: TimeMap too large ({exc})") from exc
+    answer = _answer(response)
+    if answer.refused:
+        raise _ArchiveRefused(answer)
+    if answer.unavailable:
+        raise _ArchiveDown(f"archive_unavailable: TimeMap answered HTTP {response.status}")
+    if response.status in (404, 410):
+        return []  # no captures (MemGator and Time Travel answer 404 for none)
+    if response.status != 200:
+        raise _ArchiveDown(f"archive_unavailable: TimeMap answered HTTP {response.status}")
+    text = response.text()
+    parsed = parse_timemap_json(text, endpoint.prefix, url) \
+        if text.lstrip().startswith("{") else None
+    if parsed is not None:
+        return parsed
+    if "<" not in text[:2048] or (response.is_html and "rel=" not in text[:65536]):
+        raise _ArchiveDown("archive_unavailable: the TimeMap endpoint answered a page, not a "
+                           "TimeMap (a challenge or an error page)")
+    return parse_timemap(text, endpoint.prefix, url)
 
 
 class CaptureListings:
@@ -622,7 +743,7 @@ async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = Non
     refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]] = []
     for endpoint in _archives(settings):
         try:
-            memento = await _memento_from(endpoint, url, fetcher, at, listings)
+            memento = await _memento_from(endpoint, url, fetcher, at, listings, unavailable)
         except _ArchiveDown as exc:
             _note_down(endpoint, exc, unavailable)
             down += 1
@@ -641,22 +762,47 @@ async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = Non
 
 async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
                         at: datetime | None,
-                        listings: CaptureListings | None = None) -> Memento | None:
+                        listings: CaptureListings | None = None,
+                        notes: list[str] | None = None) -> Memento | None:
     captures = await _listing(endpoint, url, fetcher, listings)
     if captures is None:
         captures = await _timegate(endpoint, url, fetcher, at)
-    failures = 0
-    for capture in order_captures(captures, at)[:MAX_CAPTURE_TRIES]:
-        response, location = await _fetch_raw(endpoint, capture, fetcher)
+    aggregate = endpoint.kind == "timemap"
+    failures: dict[str, int] = {}
+    skipped: set[str] = set()  # an aggregate's archives that failed or refused
+    tries = 0
+    for capture in order_captures(captures, at):
+        if tries >= MAX_CAPTURE_TRIES * (2 if aggregate else 1):
+            break
+        archive = ArchiveEndpoint.of(capture.archive) if aggregate else endpoint
+        if archive.prefix in skipped:
+            continue
+        tries += 1
+        try:
+            response, location = await _fetch_raw(archive, capture, fetcher)
+        except (_ArchiveDown, _ArchiveRefused) as exc:
+            if not aggregate:
+                raise
+            skipped.add(archive.prefix)
+            _note_archive(notes, archive, exc)
+            continue
         if response is None or location is not None:
             continue
         answer = _answer(response)
         if answer.refused:  # the archive's page about the URL, in place of a capture
-            raise _ArchiveRefused(answer)
+            if not aggregate:
+                raise _ArchiveRefused(answer)
+            skipped.add(archive.prefix)
+            _note_archive(notes, archive, _ArchiveRefused(answer))
+            continue
         if answer.unavailable:
-            failures += 1
-            if failures >= 2:
-                raise _ArchiveDown(f"archive_unavailable: captures answered {response.status}")
+            failures[archive.prefix] = failures.get(archive.prefix, 0) + 1
+            if failures[archive.prefix] >= 2 or aggregate:
+                down = _ArchiveDown(f"archive_unavailable: captures answered {response.status}")
+                if not aggregate:
+                    raise down
+                skipped.add(archive.prefix)
+                _note_archive(notes, archive, down)
             continue
         if response.status != 200:
             # A capture of an error (a captured 404, 429 or 503): not a copy of the page.
@@ -679,6 +825,11 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
             or capture.datetime,
         })
     return None
+
+
+def _note_archive(notes: list[str] | None, archive: ArchiveEndpoint, exc: Exception) -> None:
+    """One archive of an aggregate failed or refused: named, its captures skipped."""
+    _note_down(archive, exc, notes)
 
 
 async def archived_redirects(url: str, fetcher: Fetcher,
@@ -710,8 +861,10 @@ async def archived_redirects(url: str, fetcher: Fetcher,
             else captures
         probes = sorted(probes, key=lambda c: c.datetime, reverse=True)[:MAX_REDIRECT_PROBES]
         for capture in probes:
+            archive = ArchiveEndpoint.of(capture.archive) if endpoint.kind == "timemap" \
+                else endpoint
             try:
-                response, target = await _fetch_raw(endpoint, capture, fetcher)
+                response, target = await _fetch_raw(archive, capture, fetcher)
             except (_ArchiveDown, _ArchiveRefused):
                 break
             if response is None or not target or not redirect_target_ok(url, target):
@@ -730,5 +883,5 @@ async def archived_redirects(url: str, fetcher: Fetcher,
 __all__ = [
     "ArchiveEndpoint", "CaptureListings", "LinkEntry", "archived_redirects", "choose_capture",
     "fetch_memento", "is_good_capture", "list_mementos", "order_captures", "parse_cdx",
-    "parse_link_format", "parse_timemap", "redirect_target_ok", "resolve_location",
+    "parse_link_format", "parse_timemap", "parse_timemap_json", "redirect_target_ok", "resolve_location",
 ]

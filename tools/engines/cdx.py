@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pagetrail.tools.archive.answers import classify, refusal_message
+from pagetrail.tools.archive.memento import ArchiveEndpoint
 from pagetrail.tools.engines.base import (
     EngineContext,
     EngineSkipped,
@@ -210,7 +211,10 @@ class CdxEngine:
 
     @classmethod
     def from_archives(cls, fetcher: HttpGetter, archives: Iterable[str]) -> CdxEngine:
-        return cls(fetcher, [cdx_endpoint(prefix) for prefix in archives])
+        """The CDX APIs of the wayback-style archives (TimeMap-only endpoints — archive.today,
+        an aggregator — have none)."""
+        return cls(fetcher, [cdx_endpoint(prefix) for prefix in archives
+                             if ArchiveEndpoint.of(prefix).kind == "wayback"])
 
     async def search(self, query: str, *, site: str | None = None, limit: int = 10,
                      context: SearchContext | None = None) -> list[Hit]:
