@@ -112,3 +112,36 @@ async def test_520_without_a_capture_is_archive_unavailable():
     assert result.status == "error"
     assert result.message == "archive_unavailable: Save Page Now answered HTTP 520"
     assert replay.hits["POST /save"] == 1  # a POST is never repeated behind the caller's back
+
+
+def test_outcome_names_for_counts_and_digests():
+    from pagetrail.tools.archive.spn import outcome_name
+    from pagetrail.tools.models import CaptureResult
+
+    def named(status: str, message: str) -> str | None:
+        return outcome_name(CaptureResult(url=URL, status=status, message=message))
+
+    assert named("refused", "error:too-many-daily-captures: This URL has been already "
+                            "captured 10 times today.") == "error:too-many-daily-captures"
+    assert named("success", "already_captured: The same snapshot had been made") == \
+        "already_captured"
+    assert named("error", "archive_unavailable: Save Page Now answered HTTP 520") == \
+        "archive_unavailable"
+    assert named("success", "captured") is None and named("error", "") is None
+
+
+async def test_queue_counts_named_outcomes():
+    from pagetrail.tools.archive.spn import CaptureQueue
+
+    with ArchiveReplay(routes=Spn("post_job", [handmade("status_too_many_daily_captures")])) \
+            as replay:
+        settings = replay.settings(
+            spn_url=f"{replay.base}/save", ia_access_key="access", ia_secret_key="secret",
+            spn_recent_days=0, spn_poll_interval=0.05, spn_job_seconds=10, spn_concurrency=1)
+        async with Fetcher(settings) as fetcher:
+            queue = CaptureQueue(SavePageNow(settings, fetcher), limit=5)
+            queue.start()
+            queue.offer(URL)
+            queue.offer("https://time.gov/b")
+            counts = await queue.close()
+    assert counts == {"refused": 2, "error:too-many-daily-captures": 2}

@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -150,6 +151,17 @@ def backoff_seconds(response: Response, attempt: int) -> float:
     if wait is None:
         wait = 5.0 * (2 ** attempt)
     return min(MAX_BACKOFF, max(0.0, wait))
+
+
+_OUTCOME_NAME = re.compile(r"^(error:[a-z0-9-]+|[a-z_]+)(?=: |$)")
+
+
+def outcome_name(result: CaptureResult) -> str | None:
+    """The named outcome a capture's message starts with (`error:too-many-daily-captures`,
+    `already_captured`, `archive_unavailable`, `daily_cap`, …); None for a plain one."""
+    match = _OUTCOME_NAME.match(result.message)
+    name = match.group(1) if match else None
+    return None if name in (None, "captured", result.status) else name
 
 
 def say_no_keys_once() -> None:
@@ -502,7 +514,8 @@ class CaptureQueue:
 
     async def close(self, timeout: float | None = None) -> dict[str, int]:
         """Wait for queued captures (at most `timeout`, default one capture's budget), then
-        stop; returns counts per status (plus `dropped` and `unfinished`)."""
+        stop; returns counts per status (plus `dropped` and `unfinished`), and per named
+        outcome (`error:too-many-daily-captures`, `already_captured`, …)."""
         self._closed = True
         budget = self.spn.settings.spn_job_seconds if timeout is None else timeout
         with contextlib.suppress(TimeoutError):
@@ -513,6 +526,9 @@ class CaptureQueue:
         counts: dict[str, int] = {}
         for result in self.results:
             counts[result.status] = counts.get(result.status, 0) + 1
+            name = outcome_name(result)  # and each named outcome, beside its status
+            if name is not None:
+                counts[name] = counts.get(name, 0) + 1
         unfinished = self.offered - len(self.results)
         if unfinished:
             counts["unfinished"] = unfinished
