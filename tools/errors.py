@@ -91,17 +91,18 @@ class ArchiveUnavailable(PagetrailError):
     code = "archive_unavailable"
 
 
-class ArchiveExcluded(PagetrailError):
-    """The archive refuses the URL: excluded ("This URL has been excluded from the Wayback
-    Machine") or its site blocked ("Blocked Site Error"). Not "no copy": the archive said so."""
-
-    code = "archive_excluded"
-
-
 class NoMemento(PagetrailError):
     """No archive holds a usable copy of the URL."""
 
     code = "no_memento"
+
+
+class ArchiveExcluded(NoMemento):
+    """The archive refuses the URL: excluded ("This URL has been excluded from the Wayback
+    Machine") or its site blocked ("Blocked Site Error"). A kind of "no copy" (callers that
+    handle NoMemento handle it), named: the archive said why."""
+
+    code = "archive_excluded"
 
 
 class EngineUnavailable(PagetrailError):

@@ -53,6 +53,7 @@ from pagetrail.tools.errors import (
     ArchiveUnavailable,
     BodyTooLarge,
     FetchFailed,
+    NoMemento,
     PagetrailError,
     RateLimited,
     RefusedAddress,
@@ -277,7 +278,7 @@ class SavePageNow:
                                              f" ({ours.status})")
         try:
             captures = await list_mementos(url, self.fetcher, self.settings)
-        except ArchiveUnavailable as exc:
+        except (ArchiveUnavailable, NoMemento) as exc:  # NoMemento: ArchiveExcluded
             log.info("Save Page Now: archive listing of %s failed (%s); asking anyway", url, exc)
             return None
         fresh = [c for c in captures if c.datetime >= since and (c.status in (None, 200))]
