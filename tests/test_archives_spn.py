@@ -145,3 +145,16 @@ async def test_queue_counts_named_outcomes():
             queue.offer("https://time.gov/b")
             counts = await queue.close()
     assert counts == {"refused": 2, "error:too-many-daily-captures": 2}
+
+
+def test_digest_names_save_page_now_outcomes():
+    from pagetrail.tools.scan.digest import ScanDigest, scan_markdown, to_json
+
+    digest = ScanDigest(target="https://site.example/", scan_id="s1", started_at="2026-01-01",
+                        seconds=1.0, pages_crawled=1, links_found=3, urls_checked=3,
+                        requests=3, captures={"success": 1, "refused": 2, "already_captured": 1,
+                                              "error:too-many-daily-captures": 2})
+    text = scan_markdown(digest)
+    assert "Save Page Now: 1 success, 2 refused (already_captured: 1, " \
+           "error:too-many-daily-captures: 2)." in text
+    assert to_json(digest)["captures"]["error:too-many-daily-captures"] == 2
