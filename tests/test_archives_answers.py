@@ -240,3 +240,12 @@ async def test_redis_breaker_is_shared_between_clients(redis_url):
     assert await two.failure("archive.test") == pytest.approx(30, abs=1)
     assert await one.open_for("archive.test") > 25  # opened by the other process
     await asyncio.gather(one.client.aclose(), two.client.aclose())
+
+
+def test_openwayback_runtime_error_header_names_the_refusal():
+    status, headers, body = recorded("wayback_runtime_error_headers", 0)
+    answer = classify(status, headers, body)
+    assert (answer.kind, status) == ("excluded", 403)
+    assert "Blocked By Robots" in answer.words
+    status, headers, body = recorded("wayback_runtime_error_headers", 1)
+    assert classify(status, headers, body).kind == "not_found"

@@ -14,6 +14,9 @@ tests/fixtures/archives/):
   `Memento-Datetime` in place of a capture → `excluded` (robots.txt exclusions, answered as
   `RobotAccessControlException` / "Blocked By Robots", are the same class).
 
+OpenWayback also names its errors in `X-Archive-Wayback-Runtime-Error`
+(`RobotAccessControlException: Blocked By Robots`, `ResourceNotInArchiveException`).
+
 Throttling and outages (no `Memento-Datetime`): 429, 503 (with or without Retry-After), 502,
 504, and Cloudflare's 520–524 (the origin did not answer) → `throttled` / `down`.
 """
@@ -94,7 +97,13 @@ def classify(status: int, headers: Mapping[str, str], body: bytes = b"", *,
     """The class of one answer from an archive (see the module's docstring)."""
     if is_capture(headers):
         return ArchiveAnswer("capture", status)
-    refusal = refusal_words(body) if status in (200, 403, 451) or status >= 500 else None
+    # OpenWayback names its own errors in a header (the body may be anything, or nothing).
+    runtime = _header(headers, "x-archive-wayback-runtime-error") or ""
+    refusal = refusal_words(runtime.encode()) if runtime else None
+    if refusal is None and "ResourceNotInArchiveException" in runtime:
+        return ArchiveAnswer("not_found", status, words=runtime[:200])
+    if refusal is None and (status in (200, 403, 451) or status >= 500):
+        refusal = refusal_words(body)
     if refusal is not None:
         return ArchiveAnswer(refusal[0], status, words=refusal[1])
     retry_after = retry_after_seconds(_header(headers, "retry-after"), now)
