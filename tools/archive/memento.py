@@ -180,6 +180,8 @@ class ArchiveEndpoint:
         params: dict[str, str | int] = {"url": url, "output": "json"}
         if parts.path.rstrip("/").endswith("/web"):
             root = self.prefix[: -len("/web")]
+            # Only the fields used: a busy URL's listing stays within MAX_INDEX_BYTES longer.
+            params["fl"] = "timestamp,original,mimetype,statuscode"
             return endpoint_url(root, "cdx/search/cdx", params=params)
         return endpoint_url(self.prefix, "cdx", params=params)
 
