@@ -786,7 +786,7 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
             if not aggregate:
                 raise
             skipped.add(archive.prefix)
-            _note_archive(notes, archive, exc)
+            _note_down(archive, exc, notes)
             continue
         if response is None or location is not None:
             continue
@@ -795,7 +795,7 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
             if not aggregate:
                 raise _ArchiveRefused(answer)
             skipped.add(archive.prefix)
-            _note_archive(notes, archive, _ArchiveRefused(answer))
+            _note_down(archive, _ArchiveRefused(answer), notes)
             continue
         if answer.unavailable:
             failures[archive.prefix] = failures.get(archive.prefix, 0) + 1
@@ -804,7 +804,7 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
                 if not aggregate:
                     raise down
                 skipped.add(archive.prefix)
-                _note_archive(notes, archive, down)
+                _note_down(archive, down, notes)
             continue
         if response.status != 200:
             # A capture of an error (a captured 404, 429 or 503): not a copy of the page.
@@ -827,11 +827,6 @@ async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
             or capture.datetime,
         })
     return None
-
-
-def _note_archive(notes: list[str] | None, archive: ArchiveEndpoint, exc: Exception) -> None:
-    """One archive of an aggregate failed or refused: named, its captures skipped."""
-    _note_down(archive, exc, notes)
 
 
 async def archived_redirects(url: str, fetcher: Fetcher,
