@@ -249,3 +249,35 @@ def test_openwayback_runtime_error_header_names_the_refusal():
     assert "Blocked By Robots" in answer.words
     status, headers, body = recorded("wayback_runtime_error_headers", 1)
     assert classify(status, headers, body).kind == "not_found"
+
+
+def test_throttling_seen_by_one_worker_stops_the_others(redis_url):
+    """Two workers (two event loops, two Redis clients): the one that met the archive's
+    Retry-After opens the circuit for both; the other does not ask the archive at all."""
+    import threading
+
+    # handmade: the archive's own 429 with Retry-After in seconds
+    def routes(key: str):
+        return 429, {"Retry-After": "120", "Content-Type": "text/html"}, b"Too Many Requests"
+
+    with ArchiveReplay(routes=routes) as replay:
+        settings = replay.settings(redis_url=redis_url)
+
+        async def lookup(path: str) -> str:
+            async with Fetcher(settings) as fetcher:
+                try:
+                    await fetch_memento(f"https://news.example/{path}", fetcher,
+                                        settings=settings)
+                except ArchiveUnavailable as exc:
+                    return str(exc)
+            return "answered"
+
+        first = asyncio.run(lookup("a"))
+        asked = sum(replay.hits.values())
+        second: list[str] = []
+        worker = threading.Thread(target=lambda: second.append(asyncio.run(lookup("b"))))
+        worker.start()
+        worker.join(30)
+    assert "archive_unavailable" in first and asked >= 1
+    assert second and "archive_unavailable" in second[0]
+    assert sum(replay.hits.values()) == asked  # the second worker never asked
