@@ -87,3 +87,16 @@ async def test_blocked_site_is_named_not_an_api_key_problem():
     message = str(caught.value)
     assert "archive_excluded" in message and "Blocked Site Error" in message
     assert "API key" not in message
+
+
+async def test_recorded_json_table_is_one_page():
+    status, headers, body = recorded("ia_cdx_json_table")
+    captures, resume = parse_cdx_page(body.decode())
+    assert resume is None and len(captures) == 10
+    assert captures[0] == captures[0].__class__("http://www.commoncrawl.org:80/",
+                                                "20080328041443", "200", "text/html")
+    with ArchiveReplay(routes=lambda key: (status, headers, body)) as replay:
+        async with Fetcher(replay.settings()) as fetcher:
+            engine = CdxEngine(fetcher, [CdxEndpoint(f"{replay.base}/cdx/search/cdx", "ia")])
+            assert len(await engine.listing("commoncrawl.org", None)) == 10
+        assert engine.pages == 1 and sum(replay.hits.values()) == 1
