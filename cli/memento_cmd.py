@@ -56,7 +56,9 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     try:
         memento = run_async(fetch_memento(args.url, at=args.at, whole=True))
-    except NoMemento:
+    except NoMemento as exc:
+        if exc.code != NoMemento.code:  # named: the archive refused (archive_excluded)
+            raise
         memento = None
     if args.json:
         print_json(memento)

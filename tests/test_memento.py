@@ -117,7 +117,8 @@ def test_parse_cdx_pywb_lines_and_junk():
 
 def test_cdx_url_layouts():
     assert ArchiveEndpoint.of("https://web.archive.org/web/").cdx_url("http://a.example/x?y=1") == \
-        "https://web.archive.org/cdx/search/cdx?url=http%3A%2F%2Fa.example%2Fx%3Fy%3D1&output=json"
+        "https://web.archive.org/cdx/search/cdx?url=http%3A%2F%2Fa.example%2Fx%3Fy%3D1&output=json" \
+        "&fl=timestamp%2Coriginal%2Cmimetype%2Cstatuscode"
     assert ArchiveEndpoint.of("http://127.0.0.1:8080/world").cdx_url("http://a.example/") == \
         "http://127.0.0.1:8080/world/cdx?url=http%3A%2F%2Fa.example%2F&output=json"
 

@@ -97,6 +97,14 @@ class NoMemento(PagetrailError):
     code = "no_memento"
 
 
+class ArchiveExcluded(NoMemento):
+    """The archive refuses the URL: excluded ("This URL has been excluded from the Wayback
+    Machine") or its site blocked ("Blocked Site Error"). A kind of "no copy" (callers that
+    handle NoMemento handle it), named: the archive said why."""
+
+    code = "archive_excluded"
+
+
 class EngineUnavailable(PagetrailError):
     """A search engine that cannot be used (not configured, or refused)."""
 

@@ -11,11 +11,30 @@ pywb collection `http://127.0.0.1:PORT/world`), in order:
 3. fetch the raw capture (`{prefix}/{timestamp}id_/{url}`, no replay banner, no rewriting),
    without following redirects: a captured 3xx or an error/soft-404 page is skipped.
 
-An archive that is down is skipped; if every archive is down, ArchiveUnavailable is raised
-(the caller can say so); if the archives answered but hold nothing good, the result is None.
+Every answer is classified first (tools.archive.answers): one with `Memento-Datetime` is a
+capture, whatever its status (a captured 429 or 503 page is skipped as a copy, never taken for
+the archive throttling); one without it is the archive speaking. An archive that refuses the
+URL ("Blocked Site Error", "This URL has been excluded from the Wayback Machine") is named
+(ArchiveExcluded, `archive_excluded`, with its words) and never taken as a copy; one that
+throttles or is down is skipped, and counts toward its circuit breaker (shared across workers
+through Redis: tools.net.politeness.shared_breaker) — while open, it is not asked at all. If
+every archive is down, ArchiveUnavailable is raised; if every archive that answered refused,
+ArchiveExcluded; if the archives answered but hold nothing good, the result is None.
 
 `archived_redirects` finds captures that are redirects to another URL: a redirect captured
 before the page died often names its new home (FABLE's first method).
+
+Other Memento archives and aggregators: a configured prefix whose path ends in `/timemap`,
+`/timemap/link` or `/timemap/json` is a TimeMap endpoint — archive.today
+(`https://archive.today/timemap`), perma.cc (`https://perma.cc/timemap/link`), a MemGator or
+Time Travel aggregator (`http://localhost:1208/timemap/json`). Its TimeMap (link format or
+JSON) is the listing; each memento is fetched from the archive that holds it (raw, `id_`,
+where that archive is wayback-style; as replayed for archive.today, which has no raw mode);
+an archive of the aggregate that throttles, fails or refuses is named in `unavailable` and
+skipped, and the others' captures are still used. Wayback-style archives (arquivo.pt's
+`https://arquivo.pt/wayback`, the Library of Congress's `https://webarchive.loc.gov/all`,
+Archive-It's `https://wayback.archive-it.org/all`) are configured by their prefix as the
+Internet Archive is.
 
 Parsing is pure (`parse_timemap`, `parse_cdx`, `order_captures`); I/O goes through the
 Fetcher. Everything an archive returns is untrusted: sizes are capped, bad rows skipped.
@@ -33,9 +52,11 @@ from email.utils import format_datetime, parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
+from pagetrail.tools.archive.answers import ArchiveAnswer, captured_wall, classify, refusal_message
 from pagetrail.tools.content.dates import as_utc, parse_timestamp
 from pagetrail.tools.content.document import looks_like_error_page, parse_document
 from pagetrail.tools.errors import (
+    ArchiveExcluded,
     ArchiveUnavailable,
     BodyTooLarge,
     DecompressionBomb,
@@ -46,6 +67,7 @@ from pagetrail.tools.errors import (
     TooManyRedirects,
 )
 from pagetrail.tools.models import ArchivedRedirect, Memento
+from pagetrail.tools.net.politeness import shared_breaker
 from pagetrail.tools.net.urls import (
     endpoint_url,
     normalize_url,
@@ -69,35 +91,66 @@ _HTML_MIME = ("text/html", "application/xhtml+xml", "text/plain", "unk", "warc/r
 _ERROR_TARGET = re.compile(
     r"(?:^|[/_.-])(?:login|log-in|signin|sign-in|signon|auth|sso|error|errors|404|notfound|"
     r"not-found|not_found|pagenotfound|page-not-found|unavailable|session-expired|"
-    r"account/login|wp-login\.php)(?:$|[/_.?=-])",
+    r"account/login|wp-login\.php|authorize|oauth2?)(?:$|[/_.?=-])"
+    r"|[?&](?:redirect_uri|returnto|return_to)=",
     re.I,
 )
 
 
 class _ArchiveDown(Exception):
-    """The archive failed to answer (network error, 5xx, 429)."""
+    """The archive failed to answer (network error, 5xx, 429 without Memento-Datetime)."""
 
 
-def _note_down(endpoint: ArchiveEndpoint, exc: _ArchiveDown,
+class _ArchiveRefused(Exception):
+    """The archive itself refuses the URL (blocked site, excluded URL): its own answer."""
+
+    def __init__(self, answer: ArchiveAnswer) -> None:
+        super().__init__(answer.words)
+        self.answer = answer
+
+
+def _note_down(endpoint: ArchiveEndpoint, exc: Exception,
                unavailable: list[str] | None) -> None:
-    """One archive of several did not answer: logged, and told to the caller that asked."""
+    """One archive of several did not answer (or refused): logged, and told to the caller
+    that asked, named: `archive_unavailable: …` or `archive_excluded: …`."""
     prefix = mask_url(endpoint.prefix)
-    log.warning("archive %s unavailable: %s", prefix, exc)
-    if unavailable is not None:
-        note = f"{prefix}: {exc}"
-        if note not in unavailable:
-            unavailable.append(note)
+    if isinstance(exc, _ArchiveRefused):
+        note = f"{prefix}: archive_excluded: {refusal_message('the archive', exc.answer)}"
+    else:
+        text = str(exc)
+        note = f"{prefix}: {text if text.startswith('archive_') else 'archive_unavailable: ' + text}"
+    log.warning("archive %s: %s", prefix, note)
+    if unavailable is not None and note not in unavailable:
+        unavailable.append(note)
+
+
+def _refused_error(url: str, refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]],
+                   down: int) -> ArchiveExcluded:
+    words = "; ".join(refusal_message(mask_url(e.prefix), r.answer) for e, r in refusals)
+    extra = f" ({down} other archive(s) did not answer)" if down else ""
+    return ArchiveExcluded(words + extra, url=url)
 
 
 # ---------------------------------------------------------------------------------------
 # Endpoints and timestamps
 
 
+_TIMEMAP_ENDPOINT = re.compile(r"/timemap(?:/(?:link|json))?$", re.I)
+_WAYBACK_MEMENTO = re.compile(r"^(https?://[^?#]+?)/(\d{14})(?:[a-z]{2}_)?/((?:https?:/)?/?.+)$")
+# Archives whose mementos have no raw (id_) mode: fetched as replayed.
+_NO_RAW_MODE = re.compile(r"(?:^|\.)archive\.(?:today|is|ph|md|li|vn|fo)$", re.I)
+
+
 @dataclass(frozen=True)
 class ArchiveEndpoint:
-    """URL layout of one wayback-style archive (Internet Archive, pywb)."""
+    """URL layout of one wayback-style archive (Internet Archive, pywb), or of a TimeMap
+    endpoint (an archive or aggregator listed only by its TimeMaps: `kind == "timemap"`)."""
 
     prefix: str
+
+    @property
+    def kind(self) -> str:
+        return "timemap" if _TIMEMAP_ENDPOINT.search(urlsplit(self.prefix).path) else "wayback"
 
     @classmethod
     def of(cls, prefix: str) -> ArchiveEndpoint:
@@ -108,6 +161,8 @@ class ArchiveEndpoint:
     # Every URL of the archive is built by urls.endpoint_url: the looked-up URL (a user's, or
     # an original from the archive's own listing) is data in the path, never a path step.
     def timemap_url(self, url: str) -> str:
+        if self.kind == "timemap":
+            return endpoint_url(self.prefix, data_url=url)
         return endpoint_url(self.prefix, "timemap/link/", data_url=url)
 
     def timegate_url(self, url: str) -> str:
@@ -125,6 +180,8 @@ class ArchiveEndpoint:
         params: dict[str, str | int] = {"url": url, "output": "json"}
         if parts.path.rstrip("/").endswith("/web"):
             root = self.prefix[: -len("/web")]
+            # Only the fields used: a busy URL's listing stays within MAX_INDEX_BYTES longer.
+            params["fl"] = "timestamp,original,mimetype,statuscode"
             return endpoint_url(root, "cdx/search/cdx", params=params)
         return endpoint_url(self.prefix, "cdx", params=params)
 
@@ -241,20 +298,86 @@ def parse_timemap(text: str, archive: str, original_url: str) -> list[Memento]:
         uri = urljoin(endpoint.prefix + "/", entry.uri)
         if urlsplit(uri).scheme not in ("http", "https"):
             continue
-        split = endpoint.split_memento_url(uri)
-        moment = parse_http_date(entry.params.get("datetime", ""))
-        if moment is None and split:
-            moment = parse_timestamp(split[0])
-        if moment is None:
-            continue
-        timestamp = split[0] if split else timestamp_of(moment)
-        original = split[1] if split else original_url
-        mementos.append(Memento(
-            original_url=original, memento_url=uri,
-            raw_url=endpoint.raw_url(timestamp, original) if split else uri,
-            datetime=moment, archive=endpoint.prefix,
-        ))
+        memento = _memento_of(endpoint, uri, parse_http_date(entry.params.get("datetime", "")),
+                              original_url)
+        if memento is not None:
+            mementos.append(memento)
     return mementos
+
+
+def _memento_of(endpoint: ArchiveEndpoint, uri: str, moment: datetime | None,
+                original_url: str) -> Memento | None:
+    """A TimeMap's memento URL as a Memento: in the endpoint's own layout, else in another
+    wayback-style archive's (`{prefix}/{14 digits}/{original}`: an aggregator's TimeMap lists
+    many archives), else as it is (fetched as replayed)."""
+    split = endpoint.split_memento_url(uri)
+    archive = endpoint
+    if split is None:
+        match = _WAYBACK_MEMENTO.match(uri)
+        if match:
+            archive = ArchiveEndpoint.of(match.group(1))
+            split = archive.split_memento_url(uri)
+    if moment is None and split:
+        moment = parse_timestamp(split[0])
+    if moment is None:
+        return None
+    if split is None:
+        return Memento(original_url=original_url, memento_url=uri, raw_url=uri,
+                       datetime=moment, archive=endpoint.prefix if endpoint.kind == "wayback"
+                       else _archive_of(uri))
+    timestamp, original = split
+    raw = uri if _NO_RAW_MODE.search(urlsplit(uri).hostname or "") \
+        else archive.raw_url(timestamp, original)
+    return Memento(original_url=original, memento_url=uri, raw_url=raw, datetime=moment,
+                   archive=archive.prefix)
+
+
+def _archive_of(uri: str) -> str:
+    parts = urlsplit(uri)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def parse_timemap_json(text: str, archive: str, original_url: str) -> list[Memento] | None:
+    """Mementos of a JSON TimeMap (MemGator's and Time Travel's `timemap/json`: `mementos.list`
+    of {datetime, uri}; Time Travel's `api/json` navigation entries, whose `uri` is a list).
+    None when the text is not such a TimeMap."""
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict) or not isinstance(payload.get("mementos"), dict):
+        return None
+    endpoint = ArchiveEndpoint.of(archive)
+    original = str(payload.get("original_uri") or original_url)
+    block = payload["mementos"]
+    entries = block.get("list")
+    if not isinstance(entries, list):  # api/json: first/prev/closest/next/last only
+        entries = [v for v in block.values() if isinstance(v, dict)]
+    mementos: list[Memento] = []
+    seen: set[str] = set()
+    for entry in entries[:MAX_CAPTURES]:
+        if not isinstance(entry, dict):
+            continue
+        moment = _iso_moment(entry.get("datetime"))
+        uris = entry.get("uri")
+        for uri in uris if isinstance(uris, list) else [uris]:
+            if not isinstance(uri, str) or uri in seen or \
+                    urlsplit(uri).scheme not in ("http", "https"):
+                continue
+            seen.add(uri)
+            memento = _memento_of(endpoint, uri, moment, original)
+            if memento is not None:
+                mementos.append(memento)
+    return mementos
+
+
+def _iso_moment(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return as_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
 
 
 def parse_cdx(text: str, archive: str, original_url: str) -> list[Memento] | None:
@@ -386,25 +509,56 @@ def _archives(settings: Settings) -> list[ArchiveEndpoint]:
     return [ArchiveEndpoint.of(prefix) for prefix in settings.archives if prefix.strip()]
 
 
+def _answer(response: Response) -> ArchiveAnswer:
+    return classify(response.status, response.headers, response.content)
+
+
 def _is_down(response: Response) -> bool:
-    return response.status >= 500 or response.status == 429
+    """The archive throttling or failing (never a capture: that has Memento-Datetime)."""
+    return _answer(response).unavailable
+
+
+def _service(url: str) -> str:
+    return urlsplit(url).netloc.rpartition("@")[2].lower()
 
 
 async def _get(fetcher: Fetcher, url: str, **options: Any) -> Response:
-    """GET that turns network failures into _ArchiveDown (errors of the URL propagate)."""
+    """GET of one of the archive's own URLs, through its circuit breaker: network failures
+    and throttled/down answers count toward opening it (a Retry-After opens it at once);
+    while it is open the archive is not asked (_ArchiveDown, `archive_unavailable`)."""
+    breaker = shared_breaker(getattr(fetcher, "settings", None) or get_settings())
+    service = _service(url)
+    left = await breaker.open_for(service)
+    if left > 0:
+        raise _ArchiveDown(f"archive_unavailable: {service} throttled or down; not asked for "
+                           f"another {left:.0f} s (circuit open)")
     try:
-        return await fetcher.get(url, endpoint=True, **options)  # the archive's own URLs
+        response = await fetcher.get(url, endpoint=True, **options)  # the archive's own URLs
     except (FetchFailed, RateLimited) as exc:
+        await breaker.failure(service, getattr(exc, "retry_after", None))
         raise _ArchiveDown(str(exc)) from exc
+    answer = _answer(response)
+    if answer.unavailable:
+        opened = await breaker.failure(service, answer.retry_after)
+        if opened:
+            log.warning("archive %s %s (HTTP %s): left alone for %.0f s", service, answer.kind,
+                        answer.status, opened)
+    elif answer.kind != "other":
+        await breaker.success(service)
+    return response
 
 
 async def _list_from(endpoint: ArchiveEndpoint, url: str,
                      fetcher: Fetcher) -> list[Memento] | None:
     """Captures of `url` in one archive: CDX, else TimeMap. None: neither index answered
     (try the TimeGate). Raises _ArchiveDown when the archive does not answer at all."""
+    if endpoint.kind == "timemap":
+        return await _list_timemap(endpoint, url, fetcher)
     down = 0
     try:
         response = await _get(fetcher, endpoint.cdx_url(url), max_bytes=MAX_INDEX_BYTES)
+        if _answer(response).refused:
+            raise _ArchiveRefused(_answer(response))
         if response.status == 200:
             parsed = parse_cdx(response.text(), endpoint.prefix, url)
             if parsed is not None:
@@ -423,6 +577,8 @@ async def _list_from(endpoint: ArchiveEndpoint, url: str,
         return None
     except (BodyTooLarge, DecompressionBomb):
         return None
+    if _answer(response).refused:
+        raise _ArchiveRefused(_answer(response))
     if response.status == 200:
         return parse_timemap(response.text(), endpoint.prefix, url)
     if response.status in (404, 410):
@@ -430,6 +586,34 @@ async def _list_from(endpoint: ArchiveEndpoint, url: str,
     if _is_down(response) and down:
         raise _ArchiveDown(f"archive answered {response.status}")
     return None
+
+
+async def _list_timemap(endpoint: ArchiveEndpoint, url: str,
+                        fetcher: Fetcher) -> list[Memento]:
+    """A TimeMap endpoint's listing (link format or JSON); its refusals, throttling and
+    answers that are no TimeMap (a challenge page) are named."""
+    try:
+        response = await _get(fetcher, endpoint.timemap_url(url), max_bytes=MAX_INDEX_BYTES)
+    except (BodyTooLarge, DecompressionBomb) as exc:
+        raise _ArchiveDown(f"archive_unavailable: TimeMap too large ({exc})") from exc
+    answer = _answer(response)
+    if answer.refused:
+        raise _ArchiveRefused(answer)
+    if answer.unavailable:
+        raise _ArchiveDown(f"archive_unavailable: TimeMap answered HTTP {response.status}")
+    if response.status in (404, 410):
+        return []  # no captures (MemGator and Time Travel answer 404 for none)
+    if response.status != 200:
+        raise _ArchiveDown(f"archive_unavailable: TimeMap answered HTTP {response.status}")
+    text = response.text()
+    parsed = parse_timemap_json(text, endpoint.prefix, url) \
+        if text.lstrip().startswith("{") else None
+    if parsed is not None:
+        return parsed
+    if "<" not in text[:2048] or (response.is_html and "rel=" not in text[:65536]):
+        raise _ArchiveDown("archive_unavailable: the TimeMap endpoint answered a page, not a "
+                           "TimeMap (a challenge or an error page)")
+    return parse_timemap(text, endpoint.prefix, url)
 
 
 class CaptureListings:
@@ -464,7 +648,10 @@ async def _timegate(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
     moment = as_utc(at or datetime.now(UTC))
     response = await _get(fetcher, endpoint.timegate_url(url), follow_redirects=False,
                           headers={"Accept-Datetime": format_datetime(moment, usegmt=True)})
-    if _is_down(response):
+    answer = _answer(response)
+    if answer.refused:
+        raise _ArchiveRefused(answer)
+    if answer.unavailable:
         raise _ArchiveDown(f"TimeGate answered {response.status}")
     location = response.headers.get("location") if 300 <= response.status < 400 else None
     memento_url = location or response.headers.get("content-location") or ""
@@ -515,18 +702,34 @@ async def list_mementos(url: str, fetcher: Fetcher,
     url = validate_url(url)
     settings = settings or get_settings()
     captures: list[Memento] = []
-    answered = 0
+    answered = down = 0
+    refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]] = []
     for endpoint in _archives(settings):
         try:
             listed = await _list_from(endpoint, url, fetcher)
         except _ArchiveDown as exc:
-            log.warning("archive %s unavailable: %s", mask_url(endpoint.prefix), exc)
+            _note_down(endpoint, exc, None)
+            down += 1
+            continue
+        except _ArchiveRefused as exc:
+            _note_down(endpoint, exc, None)
+            refusals.append((endpoint, exc))
             continue
         answered += 1
         captures.extend(listed or [])
-    if not answered and settings.archives:
-        raise ArchiveUnavailable("no archive answered", url=url)
+    _raise_when_none_answered(url, settings, answered, down, refusals)
     return sorted(captures, key=lambda c: c.datetime)
+
+
+def _raise_when_none_answered(url: str, settings: Settings, answered: int, down: int,
+                              refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]]) -> None:
+    """No archive answered: ArchiveExcluded when one refused the URL (its words), else
+    ArchiveUnavailable."""
+    if answered or not settings.archives:
+        return
+    if refusals:
+        raise _refused_error(url, refusals, down)
+    raise ArchiveUnavailable("archive_unavailable: no archive answered", url=url)
 
 
 async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = None,
@@ -538,46 +741,84 @@ async def fetch_memento(url: str, fetcher: Fetcher, *, at: datetime | None = Non
     archive that did not answer is added to `unavailable` ("<prefix>: <why>")."""
     url = validate_url(url)
     settings = settings or get_settings()
-    answered = 0
+    answered = down = 0
+    refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]] = []
     for endpoint in _archives(settings):
         try:
-            memento = await _memento_from(endpoint, url, fetcher, at, listings)
+            memento = await _memento_from(endpoint, url, fetcher, at, listings, unavailable)
         except _ArchiveDown as exc:
             _note_down(endpoint, exc, unavailable)
+            down += 1
+            continue
+        except _ArchiveRefused as exc:
+            refusals.append((endpoint, exc))
             continue
         answered += 1
         if memento is not None:
             return memento
-    if not answered and settings.archives:
-        raise ArchiveUnavailable("no archive answered", url=url)
+    _raise_when_none_answered(url, settings, answered, down, refusals)
+    for endpoint, refusal in refusals:  # others answered: the refusal is a note
+        _note_down(endpoint, refusal, unavailable)
     return None
 
 
 async def _memento_from(endpoint: ArchiveEndpoint, url: str, fetcher: Fetcher,
                         at: datetime | None,
-                        listings: CaptureListings | None = None) -> Memento | None:
+                        listings: CaptureListings | None = None,
+                        notes: list[str] | None = None) -> Memento | None:
     captures = await _listing(endpoint, url, fetcher, listings)
     if captures is None:
         captures = await _timegate(endpoint, url, fetcher, at)
-    failures = 0
-    for capture in order_captures(captures, at)[:MAX_CAPTURE_TRIES]:
-        response, location = await _fetch_raw(endpoint, capture, fetcher)
+    aggregate = endpoint.kind == "timemap"
+    failures: dict[str, int] = {}
+    skipped: set[str] = set()  # an aggregate's archives that failed or refused
+    tries = 0
+    for capture in order_captures(captures, at):
+        if tries >= MAX_CAPTURE_TRIES * (2 if aggregate else 1):
+            break
+        archive = ArchiveEndpoint.of(capture.archive) if aggregate else endpoint
+        if archive.prefix in skipped:
+            continue
+        tries += 1
+        try:
+            response, location = await _fetch_raw(archive, capture, fetcher)
+        except (_ArchiveDown, _ArchiveRefused) as exc:
+            if not aggregate:
+                raise
+            skipped.add(archive.prefix)
+            _note_down(archive, exc, notes)
+            continue
         if response is None or location is not None:
             continue
-        if _is_down(response):
-            failures += 1
-            if failures >= 2:
-                raise _ArchiveDown(f"captures answered {response.status}")
+        answer = _answer(response)
+        if answer.refused:  # the archive's page about the URL, in place of a capture
+            if not aggregate:
+                raise _ArchiveRefused(answer)
+            skipped.add(archive.prefix)
+            _note_down(archive, _ArchiveRefused(answer), notes)
+            continue
+        if answer.unavailable:
+            failures[archive.prefix] = failures.get(archive.prefix, 0) + 1
+            if failures[archive.prefix] >= 2 or aggregate:
+                down = _ArchiveDown(f"archive_unavailable: captures answered {response.status}")
+                if not aggregate:
+                    raise down
+                skipped.add(archive.prefix)
+                _note_down(archive, down, notes)
             continue
         if response.status != 200:
+            # A capture of an error (a captured 404, 429 or 503): not a copy of the page.
+            log.info("capture %s is an archived HTTP %s", mask_url(capture.raw_url),
+                     response.status)
             continue
         if response.content_type and not response.is_html and \
                 not response.content_type.startswith("text/"):
             continue
         document = await off_loop(parse_document, response.content, capture.original_url,
                                   content_type=response.headers.get("content-type"))
-        if looks_like_error_page(document):
-            log.info("capture %s is an error page", mask_url(capture.raw_url))
+        if looks_like_error_page(document) or captured_wall(document.title, document.text):
+            log.info("capture %s is an error, parking or challenge page",
+                     mask_url(capture.raw_url))
             continue
         return capture.model_copy(update={
             "status": 200,
@@ -598,12 +839,17 @@ async def archived_redirects(url: str, fetcher: Fetcher,
     url = validate_url(url)
     settings = settings or get_settings()
     found: dict[str, ArchivedRedirect] = {}
-    answered = 0
+    answered = down = 0
+    refusals: list[tuple[ArchiveEndpoint, _ArchiveRefused]] = []
     for endpoint in _archives(settings):
         try:
             captures = await _listing(endpoint, url, fetcher, listings) or []
         except _ArchiveDown as exc:
             _note_down(endpoint, exc, unavailable)
+            down += 1
+            continue
+        except _ArchiveRefused as exc:
+            refusals.append((endpoint, exc))
             continue
         answered += 1
         # A TimeMap says nothing of statuses: then look at the newest few captures.
@@ -612,9 +858,11 @@ async def archived_redirects(url: str, fetcher: Fetcher,
             else captures
         probes = sorted(probes, key=lambda c: c.datetime, reverse=True)[:MAX_REDIRECT_PROBES]
         for capture in probes:
+            archive = ArchiveEndpoint.of(capture.archive) if endpoint.kind == "timemap" \
+                else endpoint
             try:
-                response, target = await _fetch_raw(endpoint, capture, fetcher)
-            except _ArchiveDown:
+                response, target = await _fetch_raw(archive, capture, fetcher)
+            except (_ArchiveDown, _ArchiveRefused):
                 break
             if response is None or not target or not redirect_target_ok(url, target):
                 continue
@@ -623,13 +871,14 @@ async def archived_redirects(url: str, fetcher: Fetcher,
                 found[key] = ArchivedRedirect(
                     original_url=url, target_url=target, datetime=capture.datetime,
                     status=response.status, memento_url=capture.memento_url)
-    if not answered and settings.archives:
-        raise ArchiveUnavailable("no archive answered", url=url)
+    _raise_when_none_answered(url, settings, answered, down, refusals)
+    for endpoint, refusal in refusals:
+        _note_down(endpoint, refusal, unavailable)
     return sorted(found.values(), key=lambda r: r.datetime, reverse=True)
 
 
 __all__ = [
     "ArchiveEndpoint", "CaptureListings", "LinkEntry", "archived_redirects", "choose_capture",
     "fetch_memento", "is_good_capture", "list_mementos", "order_captures", "parse_cdx",
-    "parse_link_format", "parse_timemap", "redirect_target_ok", "resolve_location",
+    "parse_link_format", "parse_timemap", "parse_timemap_json", "redirect_target_ok", "resolve_location",
 ]

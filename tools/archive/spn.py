@@ -16,6 +16,15 @@ and each capture has a budget of `spn_job_seconds` for its request, waits and po
 Before asking, a URL captured within `spn_recent_days` is skipped: first pagetrail's own
 capture records, then the archive's listing (tools.archive.memento). Without keys nothing is asked;
 that is said once per process and every answer says it too.
+
+SPN2 as it answers (docs/archives.md has the table): every outcome's message starts with its
+name — the archive's own `status_ext` (`error:too-many-daily-captures`, `error:blocked-url`,
+`error:no-captures`, `error:user-session-limit`, …) or pagetrail's (`already_captured`,
+`archive_unavailable`, `daily_cap`). "The same snapshot had been made N ago" (a POST answered
+without a job) is a success with that capture, read from the archive's listing. A 520/523 (or
+another gateway failure) is checked against the listing before it is called a failure: the
+capture often succeeded. `error:too-many-daily-captures` stops this process's captures until
+the next UTC day (the archive would refuse them all).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -43,6 +53,7 @@ from pagetrail.tools.errors import (
     ArchiveUnavailable,
     BodyTooLarge,
     FetchFailed,
+    NoMemento,
     PagetrailError,
     RateLimited,
     RefusedAddress,
@@ -60,7 +71,21 @@ MAX_BACKOFF = 300.0
 SPN_ANSWER_BYTES = 256 * 1024
 # status_ext values that mean "too many at once, try later" rather than "this URL failed".
 RETRY_LATER = frozenset({"error:user-session-limit", "error:too-many-requests",
-                         "error:capture-location-error"})
+                         "error:capture-location-error", "error:no-browsers-available"})
+# status_ext values that are the archive refusing, not the capture failing.
+REFUSALS = {
+    "error:too-many-daily-captures": "the archive's daily limit of captures is reached "
+                                     "(this URL's, or the account's): try again tomorrow",
+    "error:blocked-url": "the archive does not capture this URL (its owner asked it not to)",
+    "error:blocked": "the site blocked the archive's crawler",
+    "error:blocked-client-ip": "the archive refuses captures from this address",
+    "error:no-access": "the page needs a login the archive does not have",
+    "error:unauthorized": "the page answered 401 to the archive's crawler",
+}
+DAILY_LIMIT = "error:too-many-daily-captures"
+# Gateway answers after which the capture may well have been made: ask the listing.
+CHECK_LISTING = frozenset({502, 504, 520, 521, 522, 523, 524})
+_SAME_SNAPSHOT = "same snapshot"
 _said_no_keys = False
 
 Clock = Callable[[], datetime]
@@ -129,6 +154,17 @@ def backoff_seconds(response: Response, attempt: int) -> float:
     return min(MAX_BACKOFF, max(0.0, wait))
 
 
+_OUTCOME_NAME = re.compile(r"^(error:[a-z0-9-]+|[a-z_]+)(?=: |$)")
+
+
+def outcome_name(result: CaptureResult) -> str | None:
+    """The named outcome a capture's message starts with (`error:too-many-daily-captures`,
+    `already_captured`, `archive_unavailable`, `daily_cap`, …); None for a plain one."""
+    match = _OUTCOME_NAME.match(result.message)
+    name = match.group(1) if match else None
+    return None if name in (None, "captured", result.status) else name
+
+
 def say_no_keys_once() -> None:
     global _said_no_keys
     if not _said_no_keys:
@@ -150,6 +186,8 @@ class SavePageNow:
         self.clock = clock
         self._slots = asyncio.Semaphore(max(1, settings.spn_concurrency))
         self._paused_until = 0.0  # monotonic time before which no request is sent (429)
+        self._daily_limit_until: datetime | None = None  # error:too-many-daily-captures
+        self._daily_limit_words = ""
         self.requests = 0
 
     @property
@@ -165,12 +203,16 @@ class SavePageNow:
         recent = await self._recent(url)
         if recent is not None:
             return recent
+        if self._daily_limit_until is not None and self.clock() < self._daily_limit_until:
+            message = f"{DAILY_LIMIT}: {self._daily_limit_words or REFUSALS[DAILY_LIMIT]}"
+            await self._record(url, source, "refused", message=message)
+            return CaptureResult(url=url, status="refused", message=message)
         if self.store is not None and self.settings.spn_daily_cap >= 0:
             midnight = self.clock().replace(hour=0, minute=0, second=0, microsecond=0)
             used = await asyncio.to_thread(requested_since, self.store, midnight)
             if used >= self.settings.spn_daily_cap:
-                message = (f"daily cap of {self.settings.spn_daily_cap} capture requests "
-                           "reached (PAGETRAIL_SPN_DAILY_CAP); try again tomorrow")
+                message = (f"daily_cap: daily cap of {self.settings.spn_daily_cap} capture "
+                           "requests reached (PAGETRAIL_SPN_DAILY_CAP); try again tomorrow")
                 await self._record(url, source, "refused", message=message)
                 return CaptureResult(url=url, status="refused", message=message)
         capture_id = await self._record(url, source, "queued")
@@ -236,7 +278,7 @@ class SavePageNow:
                                              f" ({ours.status})")
         try:
             captures = await list_mementos(url, self.fetcher, self.settings)
-        except ArchiveUnavailable as exc:
+        except (ArchiveUnavailable, NoMemento) as exc:  # NoMemento: ArchiveExcluded
             log.info("Save Page Now: archive listing of %s failed (%s); asking anyway", url, exc)
             return None
         fresh = [c for c in captures if c.datetime >= since and (c.status in (None, 200))]
@@ -269,6 +311,65 @@ class SavePageNow:
         return True
 
     async def _run(self, url: str, deadline: float) -> CaptureResult:
+        started = self.clock()
+        result = await self._ask(url, deadline)
+        if result.status == "error" and result.message.startswith("archive_unavailable"):
+            # A 520/523 often comes after the capture was made: the listing says.
+            made = await self._captured_since(url, started)
+            if made is not None:
+                return made.model_copy(update={
+                    "job_id": result.job_id,
+                    "message": f"captured (the archive's listing has it although Save Page "
+                               f"Now answered: {result.message})"})
+        return result
+
+    async def _captured_since(self, url: str, since: datetime) -> CaptureResult | None:
+        """The archive's newest capture of `url` made since `since` (minus a minute of clock
+        skew), as a success; None when the listing has none or cannot be read."""
+        try:
+            captures = await list_mementos(url, self.fetcher, self.settings)
+        except PagetrailError as exc:
+            log.info("Save Page Now: listing of %s unreadable (%s)", url, exc)
+            return None
+        fresh = [c for c in captures if c.datetime >= since - timedelta(minutes=1)
+                 and c.status in (None, 200)]
+        if not fresh:
+            return None
+        newest = fresh[-1]
+        return CaptureResult(url=url, status="success", memento_url=newest.memento_url,
+                             captured_at=newest.datetime, message="captured")
+
+    async def _already_captured(self, url: str, words: str) -> CaptureResult:
+        """SPN answered "The same snapshot had been made N ago": the capture it means is the
+        newest in the archive's listing — a success with that capture."""
+        try:
+            captures = await list_mementos(url, self.fetcher, self.settings)
+        except PagetrailError as exc:
+            log.info("Save Page Now: listing of %s unreadable (%s)", url, exc)
+            captures = []
+        good = [c for c in captures if c.status in (None, 200)]
+        message = f"already_captured: {words[:300]}"
+        if not good:
+            return CaptureResult(url=url, status="skipped", message=message)
+        newest = good[-1]
+        return CaptureResult(url=url, status="success", memento_url=newest.memento_url,
+                             captured_at=newest.datetime, message=message)
+
+    def _refused(self, url: str, payload: dict[str, Any], job_id: str) -> CaptureResult | None:
+        """The archive refusing (daily limit, blocked URL, …): `refused`, named; None when
+        the answer is not a refusal."""
+        reason = str(payload.get("status_ext") or "")
+        if reason not in REFUSALS:
+            return None
+        words = str(payload.get("message") or "")[:300] or REFUSALS[reason]
+        if reason == DAILY_LIMIT:
+            midnight = self.clock().replace(hour=0, minute=0, second=0, microsecond=0)
+            self._daily_limit_until = midnight + timedelta(days=1)
+            self._daily_limit_words = words
+        return CaptureResult(url=url, status="refused", job_id=job_id,
+                             message=f"{reason}: {words}")
+
+    async def _ask(self, url: str, deadline: float) -> CaptureResult:
         headers = auth_headers(self.settings)
         attempt = 0
         while True:
@@ -292,15 +393,24 @@ class SavePageNow:
                 log.info("Save Page Now: slow down (%s); pausing %.0f s", response.status, wait)
                 continue
             payload = parse_answer(response)
-            if response.status in (401, 403):
+            if response.status in (401, 403) and payload.get("status_ext") not in (
+                    DAILY_LIMIT, "error:blocked-url", "error:blocked-client-ip"):
                 return CaptureResult(url=url, status="error",
                                      message="Save Page Now refused the keys "
                                              f"(HTTP {response.status}): check them")
             job_id = str(payload.get("job_id") or "")
+            words = str(payload.get("message") or "")
+            if not job_id and _SAME_SNAPSHOT in words.lower():
+                return await self._already_captured(url, words)
+            refused = self._refused(url, payload, job_id)
+            if refused is not None:
+                return refused
+            if response.status in CHECK_LISTING or response.status >= 500:
+                return CaptureResult(url=url, status="error", job_id=job_id,
+                                     message=f"archive_unavailable: Save Page Now answered "
+                                             f"HTTP {response.status}")
             if response.status != 200 or not job_id:
                 return self._failed(url, payload, job_id, f"HTTP {response.status}")
-            if payload.get("message") and "same snapshot" in str(payload["message"]).lower():
-                log.info("Save Page Now: %s", payload["message"])
             return await self._poll(url, job_id, deadline)
 
     async def _poll(self, url: str, job_id: str, deadline: float) -> CaptureResult:
@@ -326,6 +436,9 @@ class SavePageNow:
                 if status == "success":
                     return self._succeeded(url, job_id, payload)
                 if status == "error":
+                    refused = self._refused(url, payload, job_id)
+                    if refused is not None:
+                        return refused
                     return self._failed(url, payload, job_id, "error")
             if time.monotonic() + wait > deadline:
                 return CaptureResult(url=url, status="pending", job_id=job_id,
@@ -338,8 +451,10 @@ class SavePageNow:
         original = str(payload.get("original_url") or url)
         when = parse_timestamp(timestamp) if timestamp else None
         memento = memento_for(self.settings, timestamp, original) if when else ""
+        words = str(payload.get("message") or "")[:300]
+        message = f"already_captured: {words}" if _SAME_SNAPSHOT in words.lower() else "captured"
         return CaptureResult(url=url, status="success", job_id=job_id, memento_url=memento,
-                             captured_at=when, message="captured")
+                             captured_at=when, message=message)
 
     @staticmethod
     def _failed(url: str, payload: dict[str, Any], job_id: str, fallback: str) -> CaptureResult:
@@ -400,7 +515,8 @@ class CaptureQueue:
 
     async def close(self, timeout: float | None = None) -> dict[str, int]:
         """Wait for queued captures (at most `timeout`, default one capture's budget), then
-        stop; returns counts per status (plus `dropped` and `unfinished`)."""
+        stop; returns counts per status (plus `dropped` and `unfinished`), and per named
+        outcome (`error:too-many-daily-captures`, `already_captured`, …)."""
         self._closed = True
         budget = self.spn.settings.spn_job_seconds if timeout is None else timeout
         with contextlib.suppress(TimeoutError):
@@ -411,6 +527,9 @@ class CaptureQueue:
         counts: dict[str, int] = {}
         for result in self.results:
             counts[result.status] = counts.get(result.status, 0) + 1
+            name = outcome_name(result)  # and each named outcome, beside its status
+            if name is not None:
+                counts[name] = counts.get(name, 0) + 1
         unfinished = self.offered - len(self.results)
         if unfinished:
             counts["unfinished"] = unfinished

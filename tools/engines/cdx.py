@@ -8,6 +8,13 @@ overlap.rank_listing) finds such moves without any web search engine.
 Two dialects of the same API: the Internet Archive's
 (`https://web.archive.org/cdx/search/cdx?url=host/*&output=json` → a header row, then rows)
 and pywb's (`{collection}/cdx?url=host/*&output=json` → one JSON object a line).
+
+At scale (the Internet Archive): the server filters (`filter=statuscode:200`) and collapses
+(`collapse=urlkey`), and a large host's listing is read in pages — `showResumeKey=true` ends
+each page with the key of the next one (JSON: an empty row, then `[key]`; text: a blank line,
+then the key), asked for with `resumeKey=` — up to MAX_PAGES pages instead of one capped
+answer. The archive's refusal ("Blocked Site Error", 403) is named `archive_excluded` with
+its words, not taken for a bad API key; its throttling is a rate limit (RateLimited).
 """
 
 from __future__ import annotations
@@ -19,22 +26,29 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from pagetrail.tools.archive.answers import classify, refusal_message
+from pagetrail.tools.archive.memento import ArchiveEndpoint
 from pagetrail.tools.engines.base import (
     EngineContext,
     EngineSkipped,
     EngineUnavailable,
     HttpGetter,
     SearchContext,
-    fetch_checked,
     make_hits,
+    raise_for_status,
+    translate_fetch_error,
 )
 from pagetrail.tools.engines.overlap import rank_listing
 from pagetrail.tools.engines.site import is_page_like
+from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.urls import endpoint_url, host_of, normalize_url, same_url
 
 IA_CDX = "https://web.archive.org/cdx/search/cdx"
-MAX_ROWS = 5000
+MAX_ROWS = 5000  # rows per page
+MAX_PAGES = 4  # pages of one host's listing (resumeKey), at most MAX_ROWS * MAX_PAGES rows
+# The Internet Archive's default (text) field order.
+TEXT_FIELDS = ("urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length")
 
 
 @dataclass(frozen=True)
@@ -66,14 +80,18 @@ def cdx_timestamp(moment: datetime) -> str:
 
 
 def cdx_query_url(endpoint: CdxEndpoint, host: str, after: datetime | None,
-                  max_rows: int = MAX_ROWS) -> str:
+                  max_rows: int = MAX_ROWS, resume_key: str | None = None) -> str:
     params: dict[str, str | int] = {"url": f"{host}/*", "output": "json", "limit": max_rows}
     if after is not None:
         params["from"] = cdx_timestamp(after)
     if endpoint.dialect == "ia":
-        # Server-side trimming where the API supports it: one row per URL, 200s only.
+        # Server-side trimming where the API supports it: one row per URL, 200s only, and
+        # the listing in pages (the key of the next page at the end of each).
         params.update({"fl": "original,timestamp,statuscode,mimetype",
-                       "filter": "statuscode:200", "collapse": "urlkey"})
+                       "filter": "statuscode:200", "collapse": "urlkey",
+                       "showResumeKey": "true"})
+        if resume_key:
+            params["resumeKey"] = resume_key
     return endpoint_url(endpoint.url, params=params)
 
 
@@ -88,34 +106,61 @@ def _capture(record: dict[str, Any]) -> Capture | None:
 
 
 def parse_cdx_json(body: str) -> list[Capture]:
-    """Captures from either dialect: a JSON table with a header row, or JSON lines."""
+    """Captures from either dialect: a JSON table with a header row, or JSON lines (or the
+    Internet Archive's space-separated text). A resume key at the end is left out."""
+    return parse_cdx_page(body)[0]
+
+
+def parse_cdx_page(body: str) -> tuple[list[Capture], str | None]:
+    """(captures, the key of the next page or None) of one CDX answer."""
     text = body.strip()
     if not text:
-        return []
+        return [], None
     records: list[dict[str, Any]] = []
+    resume: str | None = None
     try:
         table = json.loads(text)
     except json.JSONDecodeError:
         table = None
     if isinstance(table, list):
         if table and isinstance(table[0], list):
-            header = [str(name) for name in table[0]]
-            records = [dict(zip(header, row, strict=False)) for row in table[1:]
-                       if isinstance(row, list)]
+            rows = [row for row in table if isinstance(row, list)]
+            # showResumeKey: an empty row, then [key], end the table.
+            if len(rows) >= 3 and rows[-2] == [] and len(rows[-1]) == 1:
+                resume = str(rows[-1][0])
+                rows = rows[:-2]
+            header = [str(name) for name in rows[0]]
+            records = [dict(zip(header, row, strict=False)) for row in rows[1:] if row]
         else:
             records = [row for row in table if isinstance(row, dict)]
     elif isinstance(table, dict):
         records = [table]
     else:
-        for line in text.splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict):
-                records.append(record)
+        records, resume = _text_records(text)
     captures = [_capture(record) for record in records]
-    return [c for c in captures if c is not None]
+    return [c for c in captures if c is not None], resume
+
+
+def _text_records(text: str) -> tuple[list[dict[str, Any]], str | None]:
+    """JSON lines (pywb), or the IA's text lines (`urlkey timestamp original …`) with the
+    resume key after a blank line."""
+    records: list[dict[str, Any]] = []
+    resume: str | None = None
+    blocks = text.split("\n\n")
+    if len(blocks) > 1 and len(blocks[-1].split()) == 1:
+        resume = blocks[-1].strip()
+        text = "\n\n".join(blocks[:-1])
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            fields = line.split()
+            if len(fields) == len(TEXT_FIELDS) and fields[1].isdigit():
+                records.append(dict(zip(TEXT_FIELDS, fields, strict=True)))
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records, resume
 
 
 def _is_html(mime: str) -> bool:
@@ -151,19 +196,25 @@ class CdxEngine:
     uses_context = True
 
     def __init__(self, fetcher: HttpGetter, endpoints: Sequence[CdxEndpoint], *,
-                 name: str = "cdx", max_rows: int = MAX_ROWS) -> None:
+                 name: str = "cdx", max_rows: int = MAX_ROWS,
+                 max_pages: int = MAX_PAGES) -> None:
         if not endpoints:
             raise EngineUnavailable("cdx: no archive configured")
         self.fetcher = fetcher
         self.endpoints = list(endpoints)
         self.name = name
         self.max_rows = max_rows
+        self.max_pages = max(1, max_pages)
+        self.pages = 0  # listing pages read (all hosts, all archives)
         self._listings: dict[tuple[str, str], list[Capture]] = {}
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
     @classmethod
     def from_archives(cls, fetcher: HttpGetter, archives: Iterable[str]) -> CdxEngine:
-        return cls(fetcher, [cdx_endpoint(prefix) for prefix in archives])
+        """The CDX APIs of the wayback-style archives (TimeMap-only endpoints — archive.today,
+        an aggregator — have none)."""
+        return cls(fetcher, [cdx_endpoint(prefix) for prefix in archives
+                             if ArchiveEndpoint.of(prefix).kind == "wayback"])
 
     async def search(self, query: str, *, site: str | None = None, limit: int = 10,
                      context: SearchContext | None = None) -> list[Hit]:
@@ -190,9 +241,32 @@ class CdxEngine:
 
     async def _fetch_one(self, endpoint: CdxEndpoint, host: str,
                          after: datetime | None) -> list[Capture]:
-        url = cdx_query_url(endpoint, host, after, self.max_rows)
-        response = await fetch_checked(self.fetcher, self.name, url)
-        return parse_cdx_json(response.text())
+        """One archive's listing of the host, page after page (IA: resumeKey)."""
+        captures: list[Capture] = []
+        resume: str | None = None
+        for _ in range(self.max_pages):
+            url = cdx_query_url(endpoint, host, after, self.max_rows, resume)
+            page, resume = parse_cdx_page(await self._get(url))
+            self.pages += 1
+            captures.extend(page)
+            if not resume or endpoint.dialect != "ia":
+                break
+        return captures
+
+    async def _get(self, url: str) -> str:
+        """The archive's answer, its refusals named (`archive_excluded`, its words)."""
+        try:
+            response = await self.fetcher.get(url, retry=False, endpoint=True)
+        except EngineUnavailable:
+            raise
+        except PagetrailError as exc:
+            raise translate_fetch_error(self.name, exc) from None
+        answer = classify(response.status, response.headers, response.content)
+        if answer.refused:
+            raise EngineUnavailable(f"{self.name}: archive_excluded: "
+                                    + refusal_message("the archive", answer))
+        raise_for_status(self.name, response)
+        return response.text()
 
     async def _fetch_all(self, host: str, after: datetime | None) -> list[Capture]:
         """Every archive's listing; fails only when every archive failed."""

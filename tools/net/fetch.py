@@ -389,6 +389,8 @@ class Fetcher:
             return False
         if "x-squid-error" in raw.headers:
             return False  # the proxy's definitive answer (DNS failure, refused, ...)
+        if "memento-datetime" in raw.headers:
+            return False  # an archived 429/503 page (RFC 7089 memento): content, not throttling
         wait = retry_after_seconds(raw.headers.get("retry-after"))
         return wait is None or wait <= self.max_retry_after  # longer: give the answer back
 

@@ -315,3 +315,127 @@ def shared_limiter(settings: Settings, rps: float | None = None,
         per_loop[key] = RedisHostLimiter(redis_client(url), rps=rps, concurrency=concurrency,
                                          lease_seconds=settings.lease_seconds)
     return per_loop[key]
+
+
+# --- circuit breaker: a service that throttles or is down is left alone for a while -------
+
+BREAKER_FAILURES = 3  # consecutive throttled/down answers that open the circuit
+BREAKER_COOLDOWN = 30.0  # seconds the circuit stays open without a longer Retry-After
+BREAKER_MAX_COOLDOWN = 600.0
+
+
+class CircuitBreaker(ABC):
+    """Per service host: `BREAKER_FAILURES` throttled or down answers in a row (or one
+    answer with a Retry-After) open the circuit for the cooldown (the Retry-After when it is
+    longer, at most `BREAKER_MAX_COOLDOWN`); while open, callers do not ask the host at all.
+    A good answer closes it. Shared by every process using one Redis (RedisBreaker)."""
+
+    def __init__(self, *, failures: int = BREAKER_FAILURES, cooldown: float = BREAKER_COOLDOWN,
+                 max_cooldown: float = BREAKER_MAX_COOLDOWN) -> None:
+        self.failures = max(1, failures)
+        self.cooldown = cooldown
+        self.max_cooldown = max_cooldown
+
+    def _open_for(self, retry_after: float | None) -> float:
+        return min(self.max_cooldown, max(self.cooldown, retry_after or 0.0))
+
+    @abstractmethod
+    async def open_for(self, host: str) -> float:
+        """Seconds the host's circuit stays open (0: closed, ask away)."""
+
+    @abstractmethod
+    async def failure(self, host: str, retry_after: float | None = None) -> float:
+        """One throttled/down answer; returns the seconds the circuit is now open (0: not)."""
+
+    @abstractmethod
+    async def success(self, host: str) -> None:
+        """A good answer: the count of failures in a row starts again."""
+
+
+class LocalBreaker(CircuitBreaker):
+    """In-process breaker (one event loop), on the monotonic clock."""
+
+    def __init__(self, **options: float) -> None:
+        super().__init__(**options)  # type: ignore[arg-type]
+        self._fails: dict[str, int] = {}
+        self._until: dict[str, float] = {}
+
+    async def open_for(self, host: str) -> float:
+        return max(0.0, self._until.get(host.lower(), 0.0) - time.monotonic())
+
+    async def failure(self, host: str, retry_after: float | None = None) -> float:
+        host = host.lower()
+        fails = self._fails[host] = self._fails.get(host, 0) + 1
+        if fails >= self.failures or retry_after:
+            seconds = self._open_for(retry_after)
+            self._until[host] = max(self._until.get(host, 0.0), time.monotonic() + seconds)
+            self._fails[host] = 0
+            return seconds
+        return 0.0
+
+    async def success(self, host: str) -> None:
+        self._fails.pop(host.lower(), None)
+
+
+# KEYS: the host's failure count, its open-until marker. ARGV: threshold, open seconds,
+# count window seconds, force (1: open now: a Retry-After). Returns the seconds now open
+# ('0' when still closed), on the Redis server's clock.
+_TRIP = """
+local fails = redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+if fails >= tonumber(ARGV[1]) or ARGV[4] == '1' then
+  local ms = math.floor(tonumber(ARGV[2]) * 1000)
+  local left = redis.call('PTTL', KEYS[2])
+  if left < ms then redis.call('SET', KEYS[2], '1', 'PX', ms) else ms = left end
+  redis.call('DEL', KEYS[1])
+  return string.format('%.3f', ms / 1000)
+end
+return '0'
+"""
+
+
+class RedisBreaker(CircuitBreaker):
+    """The breaker shared by every process and worker on one Redis: the open state is a key
+    that expires by itself when the cooldown ends."""
+
+    def __init__(self, client: object, *, prefix: str = "pagetrail:breaker:",
+                 **options: float) -> None:
+        from redis.asyncio import Redis
+
+        super().__init__(**options)  # type: ignore[arg-type]
+        assert isinstance(client, Redis)
+        self.client = client
+        self.prefix = prefix
+        self._trip = client.register_script(_TRIP)
+
+    def _keys(self, host: str) -> list[str]:
+        host = host.lower()
+        return [f"{self.prefix}{host}:fails", f"{self.prefix}{host}:open"]
+
+    async def open_for(self, host: str) -> float:
+        left = int(await self.client.pttl(self._keys(host)[1]))  # type: ignore[attr-defined]
+        return left / 1000 if left > 0 else 0.0
+
+    async def failure(self, host: str, retry_after: float | None = None) -> float:
+        seconds = self._open_for(retry_after)
+        answer = await self._trip(keys=self._keys(host),
+                                  args=[self.failures, f"{seconds:.3f}",
+                                        int(self.max_cooldown), "1" if retry_after else "0"])
+        return float(answer)
+
+    async def success(self, host: str) -> None:
+        await self.client.delete(self._keys(host)[0])  # type: ignore[attr-defined]
+
+
+_breakers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str | None, CircuitBreaker]]
+_breakers = weakref.WeakKeyDictionary()
+
+
+def shared_breaker(settings: Settings) -> CircuitBreaker:
+    """The configured breaker: on Redis when one is configured (every worker sees a circuit
+    opened by any of them), else the event loop's in-process one."""
+    url = limiter_redis_url(settings)
+    per_loop = _breakers.setdefault(asyncio.get_running_loop(), {})
+    if url not in per_loop:
+        per_loop[url] = LocalBreaker() if url is None else RedisBreaker(redis_client(url))
+    return per_loop[url]

@@ -127,6 +127,9 @@ class ScanDigest(BaseModel):
     skipped: dict[str, int] = Field(default_factory=dict)  # ScanResult.skipped
     unreadable: list[dict[str, str]] = Field(default_factory=list)  # pages not read: url, code
     limits: dict[str, int] = Field(default_factory=dict)
+    # Save Page Now's answers to this scan's capture requests: per status and per named
+    # outcome (`error:too-many-daily-captures`, `already_captured`, …; ScanResult.captures).
+    captures: dict[str, int] = Field(default_factory=dict)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -176,6 +179,7 @@ def build_digest(store: Store, result: ScanResult) -> ScanDigest:
                   if result.pages_crawled == 0 and p["url"] == result.target), "")
     return ScanDigest(
         skipped=result.skipped, unreadable=unreadable, limits=result.limits, error=error,
+        captures=dict(result.captures),
         target=result.target, scan_id=result.scan_id, started_at=result.started_at,
         seconds=result.seconds, pages_crawled=result.pages_crawled,
         links_found=result.links_found, urls_checked=result.urls_checked,
@@ -340,7 +344,22 @@ def scan_markdown(digest: ScanDigest) -> str:
                   *(_md_drift(item) for item in digest.drifted)]
     if digest.drift_failures:
         lines += ["", f"Content-drift checks that failed: {len(digest.drift_failures)}."]
+    if digest.captures:
+        lines += ["", f"Save Page Now: {_captures_text(digest.captures)}."]
     return "\n".join(lines) + "\n"
+
+
+_CAPTURE_STATUSES = ("success", "skipped", "pending", "refused", "error", "no_keys",
+                     "unfinished", "dropped")
+
+
+def _captures_text(captures: dict[str, int]) -> str:
+    """"3 success, 2 refused (error:too-many-daily-captures: 2)": statuses, then the named
+    outcomes the archive gave (tools.archive.spn.outcome_name)."""
+    statuses = ", ".join(f"{captures[s]} {s}" for s in _CAPTURE_STATUSES if captures.get(s))
+    named = ", ".join(f"{name}: {count}" for name, count in sorted(captures.items())
+                      if name not in _CAPTURE_STATUSES)
+    return f"{statuses} ({named})" if named else statuses
 
 
 def _md_drift(item: DriftLink) -> str:
