@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     # Each entry is a Memento endpoint prefix: TimeGate = prefix + "/" + url,
     # TimeMap = the archive's timemap prefix; pywb-style collections and the Internet Archive.
     archives: CommaList = Field(default_factory=lambda: ["https://web.archive.org/web"])
+    # Asked once per run when a request fails locally (DNS, no route), to tell pagetrail's own
+    # network from the link's host (tools/net/netcheck.py); default: the first archive's origin.
+    network_probe_url: str | None = None
 
     # --- Save Page Now 2 (Internet Archive captures; tools/archive/spn.py) ---------------------------
     spn_url: str = "https://web.archive.org/save"
@@ -213,7 +216,8 @@ class Settings(BaseSettings):
 
 # Settings whose values are URLs (or lists of URLs): always shown through mask_url.
 URL_SETTINGS = frozenset({"database_url", "broker_url", "redis_url", "proxy", "archives",
-                          "searxng_url", "hn_api_url", "slack_api_url", "spn_url"})
+                          "searxng_url", "hn_api_url", "slack_api_url", "spn_url",
+                          "network_probe_url"})
 MASK = "***"
 
 

@@ -17,8 +17,6 @@ import weakref
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
 from pagetrail.tools.errors import (
     FetchFailed,
     InvalidURL,
@@ -42,16 +40,6 @@ class NetworkDown(PagetrailError):
     own network is down, so no verdict is given on the link."""
 
     code = "network_down"
-
-
-class NetworkSettings(BaseSettings):
-    """PAGETRAIL_NETWORK_PROBE_URL: the address asked when a request fails locally (default:
-    the first configured archive's origin). Tests point it at loopback or at an unresolvable
-    name."""
-
-    model_config = SettingsConfigDict(env_prefix="PAGETRAIL_", extra="ignore")
-
-    network_probe_url: str | None = None
 
 
 def local_fault(kind: str | None, message: str) -> str | None:
@@ -87,7 +75,7 @@ async def network_down(fetcher: Fetcher, fault: str) -> str | None:
     if fetcher in _probes:
         return _probes[fetcher]
     settings = fetcher.settings
-    target = probe_url(list(settings.archives), NetworkSettings().network_probe_url)
+    target = probe_url(list(settings.archives), settings.network_probe_url)
     verdict: str | None = None
     if target is not None:
         try:
