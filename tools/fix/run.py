@@ -24,7 +24,7 @@ from pagetrail.tools.fix.html import attribute_value
 from pagetrail.tools.fix.rewrite import Edit, apply_edits, unified_diff, write_back
 from pagetrail.tools.fix.spans import LinkSpan
 from pagetrail.tools.fix.urls import is_archive_url
-from pagetrail.tools.models import Recovery
+from pagetrail.tools.models import Memento, Recovery
 from pagetrail.tools.settings import Settings, get_settings
 
 Verdict = Literal["alive", "moved", "replacement", "archived", "unfixable", "skipped"]
@@ -126,6 +126,30 @@ def verdict_of(recovery: Recovery, dead_targets: frozenset[str] = frozenset(),
     return "unfixable", None, None, None, recovery.reason or "no answer found"
 
 
+def pick_capture(captures: Sequence[Memento], at: datetime) -> Memento | None:
+    """The good capture (status 200, or unknown) closest before `at`, else the first after."""
+    good = sorted((m for m in captures if m.status in (None, 200)), key=lambda m: m.datetime)
+    before = [m for m in good if m.datetime <= at]
+    if before:
+        return before[-1]
+    return good[0] if good else None
+
+
+async def captures_of(urls: Sequence[str], settings: Settings) -> dict[str, list[Memento]]:
+    """Every capture of each archived answer's URL (one TimeMap each), so that each link gets
+    the capture closest to its own date; a URL whose archives fail keeps the recovery's."""
+    from pagetrail.tools.api import list_captures
+    from pagetrail.tools.errors import PagetrailError
+
+    found: dict[str, list[Memento]] = {}
+    for url in urls:
+        try:
+            found[url] = await list_captures(url, settings=settings)
+        except PagetrailError:
+            continue  # the recovery's own capture stands (it was found moments ago)
+    return found
+
+
 def _versioned_attrs(memento_url: str, when: datetime) -> str:
     return (f' data-versionurl="{attribute_value(memento_url)}"'
             f' data-versiondate="{when.strftime("%Y-%m-%d")}"')
@@ -201,7 +225,10 @@ async def dead_targets(answers: dict[str, Recovery | str], settings: Settings, s
     return frozenset(dead)
 
 
-def _skip_reason(span: LinkSpan, archive_prefixes: tuple[str, ...]) -> str | None:
+def _skip_reason(span: LinkSpan, archive_prefixes: tuple[str, ...],
+                 only_urls: frozenset[str] | None = None) -> str | None:
+    if only_urls is not None and span.url not in only_urls:
+        return "not among the link checker's failures"
     if span.versioned:
         return "a Robust Link: its archived copy is already given"
     if is_archive_url(span.url, archive_prefixes):
@@ -212,10 +239,12 @@ def _skip_reason(span: LinkSpan, archive_prefixes: tuple[str, ...]) -> str | Non
 async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
                     write: bool = False, settings: Settings | None = None,
                     store: Any | None = None, progress: ProgressFn | None = None,
-                    confirm: Callable[[LinkVerdict], bool] | None = None) -> FixReport:
+                    confirm: Callable[[LinkVerdict], bool] | None = None,
+                    only_urls: frozenset[str] | None = None) -> FixReport:
     """Check and repair the links of every document under `paths`; with `write`, apply the
     diff (a file changed on disk meanwhile is refused and reported). `confirm`, when given,
-    is asked per rewrite (interactive)."""
+    is asked per rewrite (interactive). `only_urls` (a link checker's failures, e.g. lychee's
+    report) limits the recoveries to those URLs; other links are skipped."""
     from pagetrail.tools.settings import configured_store
 
     options = options or Options()
@@ -237,7 +266,7 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
         stamped = [dates.at(span.line) if dates else (datetime.now(UTC), "now")
                    for span in spans]
         for span, (when, _how) in zip(spans, stamped, strict=True):
-            if _skip_reason(span, archive_prefixes):
+            if _skip_reason(span, archive_prefixes, only_urls):
                 continue
             if span.url not in wanted or when < wanted[span.url][0]:
                 wanted[span.url] = (when, span.context)
@@ -248,12 +277,15 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
     report.recovered = len(answers)
     report.requests = sum(a.requests for a in answers.values() if isinstance(a, Recovery))
     dead = await dead_targets(answers, settings, store)
+    archived_urls = sorted(url for url, a in answers.items() if isinstance(a, Recovery)
+                           and verdict_of(a, dead)[0] == "archived")
+    captures = await captures_of(archived_urls, settings)
     diffs: list[str] = []
     for source, spans, stamped in documents:
         name = str(source.path)
         verdicts = []
         for span, (when, how) in zip(spans, stamped, strict=True):
-            skip = _skip_reason(span, archive_prefixes)
+            skip = _skip_reason(span, archive_prefixes, only_urls)
             answer = answers.get(span.url)
             if skip is not None or answer is None:
                 verdicts.append(LinkVerdict(path=name, line=span.line, url=span.url,
@@ -266,6 +298,10 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
                                             verdict="skipped", reason=answer))
                 continue
             kind, new_url, confidence, memento_date, reason = verdict_of(answer, dead)
+            chosen = pick_capture(captures.get(span.url, []), when) if kind == "archived" \
+                else None
+            if chosen is not None:
+                new_url, memento_date = chosen.memento_url, chosen.datetime
             verdicts.append(LinkVerdict(path=name, line=span.line, url=span.url,
                                         form=span.form, date=when, date_source=how,
                                         verdict=kind, new_url=new_url, confidence=confidence,
