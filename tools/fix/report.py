@@ -37,10 +37,12 @@ def summary_table(report: FixReport) -> str:
 
 
 def to_text(report: FixReport) -> str:
+    """The unified diff, then the summary table."""
     return report.diff + ("\n" if report.diff else "") + summary_table(report)
 
 
 def to_json(report: FixReport) -> str:
+    """Every field of the report, plus counts per verdict and dead links left."""
     data = report.model_dump(mode="json")
     data["counts"] = report.counts()
     data["dead_left"] = report.dead_left
@@ -63,6 +65,7 @@ def _problems(report: FixReport) -> list[LinkVerdict]:
 
 
 def to_sarif(report: FixReport, version: str = "0") -> str:
+    """SARIF 2.1.0 (GitHub code scanning): a result per dead link, rewritten or not."""
     rules = [{"id": f"pagetrail/{kind}", "name": f"{kind.capitalize()}Link",
               "shortDescription": {"text": f"{kind} link"}}
              for kind in ("moved", "replacement", "archived", "unfixable")]
@@ -90,6 +93,7 @@ def to_sarif(report: FixReport, version: str = "0") -> str:
 
 
 def to_junit(report: FixReport) -> str:
+    """JUnit XML: a test case per link, failing when it is still dead."""
     cases = []
     for link in report.links:
         name = quoteattr(f"{link.path}:{link.line} {link.url}")
@@ -138,6 +142,7 @@ FORMATS = {"text": to_text, "json": to_json, "junit": to_junit, "github": to_git
 
 
 def render(report: FixReport, fmt: str, version: str = "0") -> str:
+    """The report in `fmt`: text (diff and summary), json, sarif, junit or github."""
     if fmt == "sarif":
         return to_sarif(report, version)
     return FORMATS[fmt](report)

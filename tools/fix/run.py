@@ -68,6 +68,8 @@ class LinkVerdict(BaseModel):
 
 
 class FileSummary(BaseModel):
+    """One file's links counted by verdict, and what the fix changed in it."""
+
     path: str
     counts: dict[str, int] = Field(default_factory=dict)
     rewritten: int = 0
@@ -75,6 +77,8 @@ class FileSummary(BaseModel):
 
 
 class FixReport(BaseModel):
+    """A fix run: every link's verdict, per-file counts, skipped files, the diff, costs."""
+
     links: list[LinkVerdict] = Field(default_factory=list)
     files: list[FileSummary] = Field(default_factory=list)
     problems: list[FileProblem] = Field(default_factory=list)

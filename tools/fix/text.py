@@ -42,6 +42,8 @@ class Support(BaseModel):
 
 
 class TextLink(BaseModel):
+    """One link of a text: its verdict, new address, and the page's support of its sentence."""
+
     url: str
     line: int
     sentence: str
@@ -54,6 +56,8 @@ class TextLink(BaseModel):
 
 
 class TextCheck(BaseModel):
+    """The links of a text checked, and the text with the answers written in."""
+
     links: list[TextLink] = Field(default_factory=list)
     repaired_text: str
     changed: bool = False
