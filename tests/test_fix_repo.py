@@ -159,6 +159,10 @@ def test_fix_rewrites_exactly_the_dead_links_with_answers(tmp_path, fix_world, f
     assert again.diff == ""
     assert {name: (repo / name).read_bytes().decode() for name in texts} == after
     assert again.dead_left == 2
+    # A third run recovers nothing anew: every answer is read back from the job table (what
+    # an interrupted run leaves is kept the same way), so it costs no request.
+    third = asyncio.run(fix_paths([str(repo)], settings=settings, store=store))
+    assert third.resumed == third.distinct_urls > 0 and third.requests == 0
 
 
 def test_dry_run_robust_links_and_sarif(tmp_path, fix_world, fix_testbed, store):
@@ -186,3 +190,35 @@ def test_dry_run_robust_links_and_sarif(tmp_path, fix_world, fix_testbed, store)
                                   store=store, write=True))
     assert third.diff == ""
     assert any(link.reason.startswith("a Robust Link") for link in third.links)
+
+
+def test_an_interrupted_run_resumes_and_interactive_confirmation(tmp_path, fix_world,
+                                                                  fix_testbed, store):
+    w = fix_world
+    repo = tmp_path / "repo"
+    texts = make_repo(repo, w)
+    settings = fix_testbed.settings()
+
+    def interrupt(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt  # Ctrl-C after two recoveries were recorded
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(fix_paths([str(repo)], settings=settings, store=store, write=True,
+                              progress=interrupt))
+    assert {name: (repo / name).read_bytes().decode() for name in texts} == texts
+    asked = []
+
+    def confirm(link) -> bool:
+        asked.append(link.url)
+        return link.url != w.moved_from  # decline the moved page, accept the others
+
+    report = asyncio.run(fix_paths([str(repo)], settings=settings, store=store, write=True,
+                                   confirm=confirm))
+    assert 2 <= report.resumed < report.distinct_urls  # what was done is kept, not redone
+    assert w.moved_from in asked and w.redirect_from in asked
+    guide = (repo / "guide.md").read_bytes().decode()
+    assert f"[set up the server]({w.moved_from})" in guide
+    assert f"<{w.redirect_to}>" in guide
+    declined = [link for link in report.links if link.url == w.moved_from]
+    assert declined and not any(link.rewritten for link in declined)

@@ -9,6 +9,7 @@ answered is read back, so an interrupted run loses nothing and a rerun continues
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -85,7 +86,8 @@ class FixReport(BaseModel):
     diff: str = ""
     distinct_urls: int = 0
     recovered: int = 0  # distinct URLs recovered (alive ones included)
-    requests: int = 0  # HTTP requests the recoveries made (0 for answers read back)
+    resumed: int = 0  # distinct URLs whose answer an earlier run had recorded (read back)
+    requests: int = 0  # HTTP requests this run's recoveries made (answers read back: none)
     seconds: float = 0.0
     written: bool = False
 
@@ -189,13 +191,19 @@ def _recover_items(wanted: dict[str, tuple[datetime, str]]) -> list[dict[str, An
 
 
 async def recover_all(wanted: dict[str, tuple[datetime, str]], settings: Settings,
-                      store: Any, progress: ProgressFn | None) -> dict[str, Recovery | str]:
-    """url → its Recovery (or the named error that stopped it), one job per URL."""
+                      store: Any, progress: ProgressFn | None,
+                      ) -> tuple[dict[str, Recovery | str], set[str]]:
+    """url → its Recovery (or the named error that stopped it), one job per URL; and the
+    URLs whose answer an earlier (perhaps interrupted) run had already recorded."""
+    from pagetrail.store.jobs import done_keys
     from pagetrail.tools.workers.dispatch import get_dispatcher
+    from pagetrail.tools.workers.jobs import job_key
 
     items = _recover_items(wanted)
     if not items:
-        return {}
+        return {}, set()
+    keys = {job_key("recover", item): item["url"] for item in items}
+    before = await asyncio.to_thread(done_keys, store, "recover", list(keys))
     dispatcher = get_dispatcher(settings, store)
     records = await dispatcher.run("recover", items, progress=progress)
     answers: dict[str, Recovery | str] = {}
@@ -204,7 +212,7 @@ async def recover_all(wanted: dict[str, tuple[datetime, str]], settings: Setting
             answers[item["url"]] = Recovery.model_validate(record.result)
         else:
             answers[item["url"]] = record.error or record.status
-    return answers
+    return answers, {keys[key] for key in before}
 
 
 async def dead_targets(answers: dict[str, Recovery | str], settings: Settings, store: Any,
@@ -277,9 +285,11 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
         documents.append((source, spans, stamped))
     report.distinct_urls = len(wanted)
     store = store if store is not None else configured_store(settings.database_url)
-    answers = await recover_all(wanted, settings, store, progress)
+    answers, resumed = await recover_all(wanted, settings, store, progress)
     report.recovered = len(answers)
-    report.requests = sum(a.requests for a in answers.values() if isinstance(a, Recovery))
+    report.resumed = len(resumed)
+    report.requests = sum(a.requests for url, a in answers.items()
+                          if isinstance(a, Recovery) and url not in resumed)
     dead = await dead_targets(answers, settings, store)
     archived_urls = sorted(url for url, a in answers.items() if isinstance(a, Recovery)
                            and verdict_of(a, dead)[0] == "archived")

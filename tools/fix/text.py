@@ -21,7 +21,7 @@ from pagetrail.tools.content.similarity import cosine_text
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.fix.extract import extract_links
 from pagetrail.tools.fix.rewrite import Edit, apply_edits
-from pagetrail.tools.fix.run import verdict_of
+from pagetrail.tools.fix.run import dead_targets, verdict_of
 from pagetrail.tools.fix.spans import LinkSpan
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.settings import Settings, get_settings
@@ -140,6 +140,7 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
 
     answers = dict(zip(distinct, await asyncio.gather(*(recover_one(u) for u in distinct)),
                        strict=True))
+    dead = await dead_targets(answers, settings, store)
     links: list[TextLink] = []
     edits: list[Edit] = []
     for span in spans:
@@ -149,7 +150,7 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
             links.append(TextLink(url=span.url, line=span.line, sentence=sentence,
                                   verdict="skipped", reason=answer or "too many links"))
             continue
-        kind, new_url, confidence, memento_date, reason = verdict_of(answer)
+        kind, new_url, confidence, memento_date, reason = verdict_of(answer, dead)
         verdict: TextVerdict = "never-existed" if _never_existed(answer) else kind
         link = TextLink(url=span.url, line=span.line, sentence=sentence, verdict=verdict,
                         new_url=new_url, memento_date=memento_date, confidence=confidence,
