@@ -50,6 +50,8 @@ def test_html_rst_asciidoc_and_text():
     assert urls(adoc, "asciidoc") == ["https://a.example/p"]
     assert urls("(see https://a.example/x_(y)), and https://b.example/z.", "text") == [
         "https://a.example/x_(y)", "https://b.example/z"]
+    assert urls("[https://a.example/p](https://a.example/p)", "markdown") == [
+        "https://a.example/p", "https://a.example/p"]
 
 
 def test_porcelain_dates():

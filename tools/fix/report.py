@@ -10,7 +10,6 @@ from xml.sax.saxutils import quoteattr
 from pagetrail.tools.fix.run import VERDICTS, FixReport, LinkVerdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/pagetrail/pagetrail"
 
 
 def summary_table(report: FixReport) -> str:
@@ -87,8 +86,7 @@ def to_sarif(report: FixReport, version: str = "0") -> str:
             result["properties"] = {"suggestion": link.new_url}
         results.append(result)
     log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
-        "tool": {"driver": {"name": "pagetrail", "version": version,
-                            "informationUri": INFORMATION_URI, "rules": rules}},
+        "tool": {"driver": {"name": "pagetrail", "version": version, "rules": rules}},
         "results": results}]}
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 

@@ -73,7 +73,15 @@ def scan_urls(text: str, start: int = 0, end: int | None = None, *,
             i = begin + 4  # part of a word ("xhttp://", "git+https://"): not a link
             continue
         j = begin
+        depth = {"(": 0, "[": 0}
         while j < end and text[j] not in stops:
+            char = text[j]
+            if char in depth:
+                depth[char] += 1
+            elif char in _PAIRS:
+                if depth[_PAIRS[char]] == 0:
+                    break  # closes a bracket opened before the URL (Markdown's `[url](…)`)
+                depth[_PAIRS[char]] -= 1
             j += 1
         url = _trim(text[begin:j])
         if _ok(url):
