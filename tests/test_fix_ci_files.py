@@ -1,9 +1,11 @@
-"""The GitHub Action and the pre-commit hook: their structure, and the exact command they
-run, run here (pre-commit itself would install pagetrail from an index into a fresh venv,
-which this offline machine cannot do)."""
+"""The GitHub Action and the pre-commit hook: their structure (the hook file through
+pre-commit's own manifest schema), and the exact command they run, run here. (`pre-commit
+try-repo` would pip-install pagetrail and its dependencies from a package index into a fresh
+virtualenv: tests stay offline, so the hook's command is run directly instead.)"""
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import sys
@@ -52,11 +54,19 @@ def test_action_step_runs_and_reports(tmp_path, tiny_world, testbed_env):
 def test_pre_commit_hook_entry(tmp_path, tiny_world, testbed_env):
     import os
 
-    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    hook = hooks[0]
+    from pre_commit.clientlib import load_manifest
+
+    from pagetrail.tools.fix.extract import FORMATS
+
+    hook = load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))[0]  # InvalidManifestError
     assert hook["id"] == "pagetrail-fix" and hook["language"] == "python"
-    assert set(hook) <= {"id", "name", "description", "entry", "language", "types_or",
-                         "require_serial", "args", "files", "exclude", "pass_filenames"}
+    # The hook is given exactly the documents `fix` reads (never code: a URL in a .py file
+    # is not a link to rewrite).
+    files = re.compile(hook["files"])
+    for suffix in FORMATS:
+        assert files.search(f"docs/a{suffix}") and files.search(f"A{suffix.upper()}"), suffix
+    for other in ("a.py", "a.md.bak", "mdx", "a.json"):
+        assert not files.search(other), other
     (tmp_path / "ok.md").write_text(f"[x]({tiny_world.moved_to})\n")
     (tmp_path / "dead.md").write_text(f"[x]({tiny_world.nxdomain_url})\n")
     command = shlex.split(hook["entry"])
