@@ -30,7 +30,8 @@ def summary_table(report: FixReport) -> str:
     for problem in report.problems:
         out.append(f"{problem.path}: {problem.code}: {problem.message}")
     out.append(f"{report.distinct_urls} distinct URLs ({report.resumed} answered before), "
-               f"{report.requests} requests, "
+               f"{report.requests} recovery requests, {report.checks} new addresses "
+               f"checked, {report.timemaps} capture lists, "
                f"{report.seconds:.1f} s; {report.dead_left} dead link(s) left"
                + ("" if report.written else " (dry run: --write applies the diff)"))
     return "\n".join(out) + "\n"

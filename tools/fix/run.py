@@ -88,6 +88,8 @@ class FixReport(BaseModel):
     recovered: int = 0  # distinct URLs recovered (alive ones included)
     resumed: int = 0  # distinct URLs whose answer an earlier run had recorded (read back)
     requests: int = 0  # HTTP requests this run's recoveries made (answers read back: none)
+    checks: int = 0  # proposed new addresses checked (a day's checks are read back)
+    timemaps: int = 0  # archived URLs whose captures were listed (linked at several dates)
     seconds: float = 0.0
     written: bool = False
 
@@ -215,15 +217,20 @@ async def recover_all(wanted: dict[str, tuple[datetime, str]], settings: Setting
     return answers, {keys[key] for key in before}
 
 
+def proposed_targets(answers: dict[str, Recovery | str]) -> list[str]:
+    """The new address each moved/replacement answer proposes (its top live candidate)."""
+    return sorted({top.url for a in answers.values() if isinstance(a, Recovery)
+                   and a.answer in ("moved", "replacement")
+                   for top in [c for c in a.candidates if c.kind != "archived"][:1]})
+
+
 async def dead_targets(answers: dict[str, Recovery | str], settings: Settings, store: Any,
                        ) -> frozenset[str]:
     """The proposed new addresses (moved/replacement) that do not work now: each checked
     once, politely, through the check jobs (a day's checks are reused by a rerun)."""
     from pagetrail.tools.workers.dispatch import get_dispatcher
 
-    targets = sorted({top.url for a in answers.values() if isinstance(a, Recovery)
-                      and a.answer in ("moved", "replacement")
-                      for top in [c for c in a.candidates if c.kind != "archived"][:1]})
+    targets = proposed_targets(answers)
     if not targets:
         return frozenset()
     batch = "fix-verify:" + datetime.now(UTC).strftime("%Y-%m-%d")
@@ -268,6 +275,7 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
     archive_prefixes = tuple(settings.archives)
     documents: list[tuple[SourceFile, list[LinkSpan], list[tuple[datetime, str]]]] = []
     wanted: dict[str, tuple[datetime, str]] = {}
+    dated: dict[str, set[datetime]] = {}
     for path, fmt in files:
         source = read_source(path, fmt, max_bytes=options.max_file_bytes)
         if isinstance(source, FileProblem):
@@ -282,6 +290,7 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
                 continue
             if span.url not in wanted or when < wanted[span.url][0]:
                 wanted[span.url] = (when, span.context)
+            dated.setdefault(span.url, set()).add(when)
         documents.append((source, spans, stamped))
     report.distinct_urls = len(wanted)
     store = store if store is not None else configured_store(settings.database_url)
@@ -291,8 +300,12 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
     report.requests = sum(a.requests for url, a in answers.items()
                           if isinstance(a, Recovery) and url not in resumed)
     dead = await dead_targets(answers, settings, store)
+    report.checks = len(proposed_targets(answers))
+    # The recovery's capture is the one nearest the URL's earliest date; a URL linked at
+    # several dates gets its captures listed, so that each link gets the one nearest its own.
     archived_urls = sorted(url for url, a in answers.items() if isinstance(a, Recovery)
-                           and verdict_of(a, dead)[0] == "archived")
+                           and verdict_of(a, dead)[0] == "archived" and len(dated[url]) > 1)
+    report.timemaps = len(archived_urls)
     captures = await captures_of(archived_urls, settings)
     diffs: list[str] = []
     for source, spans, stamped in documents:
