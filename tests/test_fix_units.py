@@ -53,6 +53,10 @@ def test_html_rst_asciidoc_and_text():
         "https://a.example/x_(y)", "https://b.example/z"]
     assert urls("[https://a.example/p](https://a.example/p)", "markdown") == [
         "https://a.example/p", "https://a.example/p"]
+    # A destination the scanner would misread (an escape) is left alone; prose after a colon
+    # is still a bare link.
+    assert urls("[a](https://a.example/a\\_b) see: https://b.example/c", "markdown") == [
+        "https://b.example/c"]
 
 
 def test_porcelain_dates():

@@ -99,19 +99,24 @@ def markdown_links(text: str) -> list[LinkSpan]:
         return (lines.offset(first_line + line_range[0]),
                 lines.offset(first_line + line_range[1]))
 
-    prose: list[tuple[int, int]] = []
+    parser = _parser()
+    # Each prose region with the link destinations markdown-it read in it: a destination the
+    # scanner reads differently (an escape, an entity) is left alone rather than half-fixed.
+    prose: dict[tuple[int, int], set[str]] = {}
     for token in tokens:
         if token.map is None:
             continue
         if token.type == "inline":
-            prose.append(region(token.map))
+            hrefs = prose.setdefault(region(token.map), set())
+            hrefs.update(str(child.attrs.get("href", "")) for child in token.children or []
+                         if child.type == "link_open")
         elif token.type == "html_block":
             start, end = region(token.map)
             spans.extend(html_links(text, start, end, lines))
     for reference in env.get("references", {}).values():
         if reference.get("map"):
-            prose.append(region(reference["map"]))
-    for start, end in sorted(set(prose)):
+            prose.setdefault(region(reference["map"]), set()).add(str(reference["href"]))
+    for (start, end), hrefs in sorted(prose.items()):
         code = _code_spans(text, start, end)
         for found in scan_urls(text, start, end):
             if _inside(found.start, code):
@@ -119,8 +124,12 @@ def markdown_links(text: str) -> list[LinkSpan]:
             before = text[max(start, found.start - 2):found.start]
             form = ("autolink" if before.endswith("<") else
                     "inline" if before.endswith("(") else
-                    "reference" if before.rstrip().endswith(":") or before.endswith("<") else
+                    "reference" if before.rstrip().endswith(":") else
                     "bare")
+            if parser.normalizeLink(found.url) not in hrefs:
+                if form in ("inline", "autolink"):
+                    continue
+                form = "bare"  # prose after a colon, not a definition
             spans.append(LinkSpan(found.start, found.end, found.url,
                                   lines.line_of(found.start), form,
                                   lines.context(found.start, found.end)))
