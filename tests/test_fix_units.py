@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from mcp import Client
@@ -147,6 +149,26 @@ def test_cli_exit_codes_and_formats(tmp_path, tiny_world, testbed_env, capsys):
     assert out.startswith("::error file=") and "dead.md,line=1" in out
     assert main(["fix", "--quiet", "--format", "junit", "--exclude", "dead.md",
                  str(docs)]) == 0
+    suite = ElementTree.fromstring(capsys.readouterr().out).find("testsuite")
+    assert suite.get("tests") == "1" and suite.get("failures") == "0"
+    assert main(["fix", "--quiet", "--format", "json", str(docs)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"]["unfixable"] == 1 and report["dead_left"] == 1
+
+
+@pytest.mark.testbed
+def test_cli_interactive_asks_per_link(tmp_path, tiny_world, testbed_env, monkeypatch,
+                                       capsys):
+    page = tmp_path / "a.md"
+    text = f"[old]({tiny_world.live_redirect})\n"
+    page.write_text(text)
+    answers = iter(["n"])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
+    assert main(["fix", "--quiet", "--interactive", str(page)]) == 1  # declined: still dead
+    assert page.read_text() == text
+    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    assert main(["fix", "--quiet", "--interactive", str(page)]) == 0
+    assert page.read_text() == f"[old]({tiny_world.moved_to})\n"
 
 
 @pytest.mark.testbed
