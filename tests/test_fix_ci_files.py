@@ -75,3 +75,27 @@ def test_pre_commit_hook_entry(tmp_path, tiny_world, testbed_env):
     assert subprocess.run([*command, "ok.md"], cwd=tmp_path, env=env).returncode == 0
     assert subprocess.run([*command, "ok.md", "dead.md"], cwd=tmp_path, env=env,
                           capture_output=True).returncode == 1
+
+
+def test_action_pushes_a_branch_with_the_fixes(tmp_path):
+    import os
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    step = action["runs"]["steps"][2]
+    assert "pull-request-branch" in step["if"] and "write" in step["if"]
+    origin, work = tmp_path / "origin.git", tmp_path / "work"
+    env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.org",
+           "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.org"}
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    subprocess.run(["git", "clone", "-q", str(origin), str(work)], check=True,
+                   capture_output=True)
+    (work / "a.md").write_text("[x](https://old.example/)\n")
+    subprocess.run(["git", "-C", str(work), "add", "a.md"], check=True)
+    subprocess.run(["git", "-C", str(work), "commit", "-qm", "docs"], check=True, env=env)
+    (work / "a.md").write_text("[x](https://new.example/)\n")  # what `fix --write` did
+    done = subprocess.run(["bash", "-ec", step["run"]], cwd=work, text=True,
+                          capture_output=True, env={**os.environ, "BRANCH": "fix-links"})
+    assert done.returncode == 0, done.stderr
+    shown = subprocess.run(["git", "-C", str(origin), "show", "fix-links:a.md"], text=True,
+                           capture_output=True, check=True).stdout
+    assert shown == "[x](https://new.example/)\n"
