@@ -222,3 +222,23 @@ def test_an_interrupted_run_resumes_and_interactive_confirmation(tmp_path, fix_w
     assert f"<{w.redirect_to}>" in guide
     declined = [link for link in report.links if link.url == w.moved_from]
     assert declined and not any(link.rewritten for link in declined)
+
+
+def test_check_links_in_text_tells_a_citation_that_never_existed(fix_world, fix_testbed,
+                                                                 store):
+    from pagetrail.tools.fix.text import check_links_in_text
+
+    w = fix_world
+    text = (f"Setting up the widget server takes three steps ([guide]({w.moved_from})). "
+            f"The quantum widget beat every benchmark ({w.never}). "
+            f"See also {w.gone} and the [widget guide]({w.alive}).\n")
+    result = asyncio.run(check_links_in_text(text, settings=fix_testbed.settings(),
+                                             store=store))
+    by = {link.url: link for link in result.links}
+    assert by[w.never].verdict == "never-existed"
+    assert by[w.gone].verdict == "unfixable"  # the host is gone: not "never existed"
+    assert by[w.moved_from].verdict == "moved" and by[w.moved_from].new_url == w.moved_to
+    assert "three steps" in by[w.moved_from].support.passage
+    assert by[w.moved_from].support.score > by[w.alive].support.score
+    assert by[w.alive].verdict == "alive" and by[w.alive].support is not None
+    assert result.repaired_text == text.replace(w.moved_from, w.moved_to)

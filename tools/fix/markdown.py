@@ -123,7 +123,7 @@ def markdown_links(text: str) -> list[LinkSpan]:
                 continue
             before = text[max(start, found.start - 2):found.start]
             form = ("autolink" if before.endswith("<") else
-                    "inline" if before.endswith("(") else
+                    "inline" if before.endswith("](") else
                     "reference" if before.rstrip().endswith(":") else
                     "bare")
             if parser.normalizeLink(found.url) not in hrefs:

@@ -96,11 +96,15 @@ def support(sentence: str, page_text: str, lang: str = "en") -> Support | None:
     return best
 
 
-def _never_existed(recovery: Recovery) -> bool:
+def never_existed(recovery: Recovery, dead: frozenset[str] = frozenset()) -> bool:
+    """No capture in any archive, the host answers (a 404, 410 or soft 404: it is there),
+    and no page that works was found for it: what a fabricated citation looks like."""
     check = recovery.check
-    return (recovery.answer == "none" and recovery.memento is None
-            and not [c for c in recovery.candidates if c.kind != "archived"]
-            and check is not None and check.status is not None)
+    return (recovery.memento is None
+            and not any(c.kind == "archived" for c in recovery.candidates)
+            and check is not None and check.status is not None
+            and check.verdict in ("dead", "soft404")
+            and verdict_of(recovery, dead)[0] == "unfixable")
 
 
 async def _page_text(url: str, verdict: str, at: datetime, settings: Settings) -> str:
@@ -151,7 +155,7 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
                                   verdict="skipped", reason=answer or "too many links"))
             continue
         kind, new_url, confidence, memento_date, reason = verdict_of(answer, dead)
-        verdict: TextVerdict = "never-existed" if _never_existed(answer) else kind
+        verdict: TextVerdict = "never-existed" if never_existed(answer, dead) else kind
         link = TextLink(url=span.url, line=span.line, sentence=sentence, verdict=verdict,
                         new_url=new_url, memento_date=memento_date, confidence=confidence,
                         reason=reason)
