@@ -179,7 +179,8 @@ def test_dry_run_robust_links_and_sarif(tmp_path, fix_world, fix_testbed, store)
     assert f'href="{w.archived}" data-versionurl="' in report.diff
     assert 'data-versiondate="2018-06-01"' in report.diff
     sarif = json.loads(to_sarif(report, "1"))
-    jsonschema.validate(sarif, json.loads(SCHEMA.read_text()))
+    jsonschema.validate(sarif, json.loads(SCHEMA.read_text()),
+                        format_checker=jsonschema.FormatChecker())
     assert sarif["runs"][0]["results"]
 
     robust = asyncio.run(fix_paths([str(repo)], options=options, settings=settings,

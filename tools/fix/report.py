@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 from xml.sax.saxutils import quoteattr
 
 from pagetrail.tools.fix.run import VERDICTS, FixReport, LinkVerdict
@@ -80,7 +81,7 @@ def to_sarif(report: FixReport, version: str = "0") -> str:
                 "error" if link.verdict == "unfixable" else "warning"),
             "message": {"text": _message(link)},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": link.path.replace("\\", "/")},
+                "artifactLocation": {"uri": quote(link.path.replace("\\", "/"))},
                 "region": {"startLine": link.line}}}],
         }
         if link.new_url and not link.rewritten:
