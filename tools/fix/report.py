@@ -54,7 +54,8 @@ def to_json(report: FixReport) -> str:
 def _message(link: LinkVerdict) -> str:
     if link.verdict == "unfixable":
         return f"dead link {link.url}: {link.reason or 'no answer found'}"
-    action = "rewritten to" if link.rewritten else "could be"
+    action = ("rewritten to" if link.written else "the diff rewrites it to" if link.rewritten
+              else "could be")
     where = link.new_url or ""
     if link.verdict == "archived" and link.memento_date:
         where += f" (captured {link.memento_date:%Y-%m-%d})"
@@ -77,14 +78,14 @@ def to_sarif(report: FixReport, version: str = "0") -> str:
         rule = f"pagetrail/{link.verdict}"
         result: dict[str, Any] = {
             "ruleId": rule, "ruleIndex": index[rule],
-            "level": "note" if link.rewritten else (
+            "level": "note" if link.written else (
                 "error" if link.verdict == "unfixable" else "warning"),
             "message": {"text": _message(link)},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": quote(link.path.replace("\\", "/"))},
                 "region": {"startLine": link.line}}}],
         }
-        if link.new_url and not link.rewritten:
+        if link.new_url and not link.written:
             result["properties"] = {"suggestion": link.new_url}
         results.append(result)
     log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
@@ -128,7 +129,7 @@ def to_github(report: FixReport) -> str:
     """GitHub workflow commands (`::warning file=…,line=…::message`), one per dead link."""
     lines = []
     for link in _problems(report):
-        level = "notice" if link.rewritten else (
+        level = "notice" if link.written else (
             "error" if link.verdict == "unfixable" else "warning")
         lines.append(f"::{level} file={_annotation_property(link.path)},line={link.line},"
                      f"title={_annotation_property('pagetrail ' + link.verdict)}::"

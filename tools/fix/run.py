@@ -60,12 +60,14 @@ class LinkVerdict(BaseModel):
     confidence: float | None = None
     memento_date: datetime | None = None
     reason: str = ""
-    rewritten: bool = False  # the diff changes it (written with --write)
+    rewritten: bool = False  # the diff changes it
+    written: bool = False  # … and the change is in the file (--write)
 
     @property
     def dead_left(self) -> bool:
+        """Still dead in the file: not repaired on disk (a dry run repairs nothing)."""
         return self.verdict in ("moved", "replacement", "archived", "unfixable") and (
-            not self.rewritten)
+            not self.written)
 
 
 class FileSummary(BaseModel):
@@ -353,6 +355,8 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
                 problem = write_back(source, new_text)
                 if problem is None:
                     summary.written = True
+                    for verdict in verdicts:
+                        verdict.written = verdict.rewritten
                 else:
                     report.problems.append(problem)
                     for verdict in verdicts:
