@@ -123,6 +123,8 @@ def gather(paths: Sequence[str], *, include: Sequence[str] = (), exclude: Sequen
             listed = _git_files(root)
             candidates = listed if listed is not None else _walk(root, problems)
         for path in candidates:
+            if not path.is_symlink() and not path.exists():
+                continue  # tracked by git but deleted in the work tree: nothing to fix
             try:
                 real = path.resolve(strict=True)
             except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
