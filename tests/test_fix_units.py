@@ -196,3 +196,38 @@ async def test_mcp_tool(testbed_settings, store, tiny_world):
 
 def test_os_supports_symlinks():
     assert hasattr(os, "symlink")
+
+
+def test_policy_kinds_confidence_and_robust_links():
+    from datetime import UTC, datetime
+
+    from pagetrail.tools.fix.files import SourceFile
+    from pagetrail.tools.fix.rewrite import apply_edits
+    from pagetrail.tools.fix.run import LinkVerdict, Options, edits_for
+
+    html = ('<a href="https://a.example/">a</a> <a href="https://b.example/">b</a> '
+            '<a href="https://c.example/">c</a>')
+    source = SourceFile(Path("x.html"), "html", html, "utf-8", b"", "")
+    spans = extract_links(html, "html")
+    when = datetime(2019, 6, 1, tzinfo=UTC)
+
+    def verdicts() -> list[LinkVerdict]:
+        def one(span, verdict, new_url, confidence):
+            return LinkVerdict(path="x.html", line=1, url=span.url, form=span.form, date=when,
+                               date_source="git", verdict=verdict, new_url=new_url,
+                               confidence=confidence, memento_date=when)
+        return [one(spans[0], "moved", "https://a.example/new?x=1&y=2", 0.9),
+                one(spans[1], "replacement", "https://b.example/other", 0.4),
+                one(spans[2], "archived", "https://web.archive.org/web/2019/https://c.example/",
+                    1.0)]
+
+    chosen = verdicts()
+    edited = apply_edits(html, edits_for(source, spans, chosen, Options(min_confidence=0.5)))
+    assert 'href="https://a.example/new?x=1&amp;y=2"' in edited
+    assert 'href="https://b.example/"' in edited  # below the confidence asked for
+    assert [v.rewritten for v in chosen] == [True, False, True]
+    robust = apply_edits(html, edits_for(source, spans, verdicts(),
+                                         Options(kinds=("archived",), archived_as="robust")))
+    assert ('<a href="https://c.example/" data-versionurl="https://web.archive.org/web/2019/'
+            'https://c.example/" data-versiondate="2019-06-01">c</a>') in robust
+    assert 'href="https://a.example/"' in robust  # moved is not among the kinds asked for
