@@ -231,3 +231,23 @@ def test_policy_kinds_confidence_and_robust_links():
     assert ('<a href="https://c.example/" data-versionurl="https://web.archive.org/web/2019/'
             'https://c.example/" data-versiondate="2019-06-01">c</a>') in robust
     assert 'href="https://a.example/"' in robust  # moved is not among the kinds asked for
+
+
+@pytest.mark.testbed
+def test_from_lychee_recovers_only_the_reported_failures(tmp_path, tiny_world, testbed_env,
+                                                         capsys):
+    page = tmp_path / "a.md"
+    page.write_text(f"[a]({tiny_world.live_redirect}) and [b]({tiny_world.nxdomain_url})\n")
+    # The real report's shape (tests/fixtures/lychee/json_formatter_stats.json), this file's
+    # failures in it.
+    report = json.loads((LYCHEE / "json_formatter_stats.json").read_text())
+    report["error_map"] = {str(page): [{"url": tiny_world.live_redirect,
+                                        "status": {"text": "404 Not Found", "code": 404}}]}
+    (tmp_path / "lychee.json").write_text(json.dumps(report))
+    assert main(["fix", "--quiet", "--format", "json", "--write",
+                 "--from-lychee", str(tmp_path / "lychee.json")]) == 0
+    verdicts = {link["url"]: link for link in json.loads(capsys.readouterr().out)["links"]}
+    assert verdicts[tiny_world.live_redirect]["verdict"] == "moved"
+    assert verdicts[tiny_world.nxdomain_url]["verdict"] == "skipped"
+    assert page.read_text() == (f"[a]({tiny_world.moved_to}) and "
+                                f"[b]({tiny_world.nxdomain_url})\n")
