@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
 
 from pagetrail import ConfigError, Settings, Store
-from pagetrail.bot import blocks
+from pagetrail.bot import blocks, textcheck
 from pagetrail.bot.engine import BotEngine
 from pagetrail.bot.handlers import DigestRunner, SlackBot
 from pagetrail.bot.posting import SlackPoster, web_client
@@ -60,6 +60,7 @@ def build_app(settings: Settings, store: Store, *, limiter: KeyedLimiter | None 
     app.action(blocks.ACTION_REJECT)(bot.on_reject)
     app.action(blocks.ACTION_MORE)(bot.on_more)
     app.event("app_uninstalled")(_on_uninstalled)
+    app.shortcut(textcheck.CALLBACK_ID)(bot.on_fix_message)
     return BotApp(app, bot, poster)
 
 

@@ -24,7 +24,7 @@ from pagetrail import (
     remove_watch,
     validate_url,
 )
-from pagetrail.bot import blocks
+from pagetrail.bot import blocks, textcheck
 from pagetrail.bot.commands import (
     CommandUsageError,
     FixlinkRequest,
@@ -138,6 +138,29 @@ class SlackBot:
             self.limiter.release(keys)
             raise
         self.spawn(self._answer(response_url, keys, lambda: self.engine.answer(request)))
+
+    # ---------------------------------------------------------------- message shortcut
+
+    async def on_fix_message(self, ack: Ack, body: dict[str, Any]) -> None:
+        """"Fix links in this message": acknowledged at once, answered in the thread."""
+        await ack()
+        user, channel = _who_where(body)
+        keys = job_keys(user, channel)
+        if not self.limiter.admit(keys):
+            if body.get("response_url"):
+                await self._tell(str(body["response_url"]), blocks.message(
+                    [blocks.section(TOO_MANY_QUEUED)], TOO_MANY_QUEUED))
+            return
+        settings, store = self.engine.settings, self.engine.store
+
+        async def work() -> None:
+            try:
+                await self.limiter.take_turn(keys)
+                await textcheck.answer_shortcut(body, settings, store, self.poster)
+            except DELIVERY_ERRORS:
+                log.exception("posting the link check failed")
+
+        self.spawn(work())
 
     # ---------------------------------------------------------------- buttons
 

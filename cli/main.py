@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "pick": "pagetrail.cli.recover_cmd",
     "demo": "pagetrail.cli.demo_cmd",
     "scan": "pagetrail.cli.scan_cmd",
+    "fix": "pagetrail.cli.fix_cmd",
     "archive": "pagetrail.cli.archive_cmd",
     "testbed": "pagetrail.cli.testbed_cmd",
     "eval": "pagetrail.cli.eval_cmd",

@@ -142,6 +142,27 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
             include_queries=include_queries, fresh=fresh, settings=settings,
             store=store, progress=ProgressRelay(ctx))
 
+    @tool("Check the links in a text", read_only=False,
+          description=(
+            "Check every URL of a Markdown or plain text (an answer you wrote, a draft) and "
+            "repair it. Per URL: verdict alive | moved (new URL) | replacement | archived "
+            "(the capture nearest `at`, the date the text was written) | never-existed (the "
+            "host answers, no archive ever captured it, no similar page: a likely fabricated "
+            "citation) | unfixable | skipped, and for each live or recovered page `support`: "
+            "how well its text supports the sentence citing it (score 0–1, best passage). "
+            "Also `repaired_text` with the answers written in. At most 50 URLs. "
+            "Cost: one recovery per URL (3–30 s, 10–60 requests each; cached a day)."
+            + UNTRUSTED))
+    async def check_links_in_text(
+        ctx: Context,
+        text: Annotated[str, Field(min_length=1, max_length=100_000,
+                                   description="Markdown or plain text")],
+        at: Moment = None,
+        format: Literal["markdown", "text"] = "markdown",
+    ) -> api.TextCheck:
+        return await api.check_links_in_text(text, at=at, fmt=format, settings=settings,
+                                             store=store)
+
     @tool("Check a link", read_only=True,
           description=(
             "Is this link dead? One check: HEAD, GET, and a probe of a random sibling URL to "

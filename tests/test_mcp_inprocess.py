@@ -20,7 +20,7 @@ pytestmark = pytest.mark.testbed
 
 TOOLS = {"recover_link", "check_link", "fetch_memento", "extract_signature", "get_tags",
          "search_web", "rank_candidates", "record_pick", "scan_page", "recommend_archived",
-         "scan_site", "scan_site_result", "archive_link"}
+         "scan_site", "scan_site_result", "archive_link", "check_links_in_text"}
 
 
 def structured(result: Any) -> dict[str, Any]:

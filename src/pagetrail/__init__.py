@@ -100,6 +100,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     )
     from pagetrail.tools.eval.evaluate import CaseResult
     from pagetrail.tools.eval.evaluate import build_report as build_eval_report
+    from pagetrail.tools.fix.lychee import LycheeReportError
+    from pagetrail.tools.fix.lychee import read_lychee as read_lychee_report
+    from pagetrail.tools.fix.report import render as render_fix_report
+    from pagetrail.tools.fix.run import FixReport, LinkVerdict, fix_paths
+    from pagetrail.tools.fix.run import Options as FixOptions
+    from pagetrail.tools.fix.text import TextCheck, TextLink, check_links_in_text
     from pagetrail.tools.linkcheck.check import summary_line as check_summary
     from pagetrail.tools.models import (
         ArchivedRedirect,
@@ -392,6 +398,17 @@ _EXPORTS: dict[str, str] = {
     "deliver_due_digests": "pagetrail.tools.scan.digest_delivery:post_due_digests",
     "period_of": "pagetrail.tools.scan.digest",
     "moves_for_site": "pagetrail.tools.recovery.memory",
+    # Fix links where they live (documents, the text an assistant writes)
+    "fix_paths": "pagetrail.tools.fix.run",
+    "FixOptions": "pagetrail.tools.fix.run:Options",
+    "FixReport": "pagetrail.tools.fix.run",
+    "LinkVerdict": "pagetrail.tools.fix.run",
+    "render_fix_report": "pagetrail.tools.fix.report:render",
+    "read_lychee_report": "pagetrail.tools.fix.lychee:read_lychee",
+    "LycheeReportError": "pagetrail.tools.fix.lychee",
+    "check_links_in_text": "pagetrail.tools.fix.text",
+    "TextCheck": "pagetrail.tools.fix.text",
+    "TextLink": "pagetrail.tools.fix.text",
 }
 
 __all__ = [
@@ -426,6 +443,8 @@ __all__ = [
     "EngineFailure",
     "EngineUnavailable",
     "FetchFailed",
+    "FixOptions",
+    "FixReport",
     "Hit",
     "Hop",
     "InvalidArgument",
@@ -436,6 +455,8 @@ __all__ = [
     "KnownMove",
     "Link",
     "LinkStatus",
+    "LinkVerdict",
+    "LycheeReportError",
     "Memento",
     "ModelMissing",
     "NoMemento",
@@ -466,6 +487,8 @@ __all__ = [
     "TagsResult",
     "Term",
     "Testbed",
+    "TextCheck",
+    "TextLink",
     "Trend",
     "UnreachableCandidate",
     "UnsupportedContent",
@@ -482,6 +505,7 @@ __all__ = [
     "build_digest",
     "build_eval_report",
     "check_link",
+    "check_links_in_text",
     "check_summary",
     "classify_url",
     "config_file",
@@ -498,6 +522,7 @@ __all__ = [
     "extract_signature",
     "failed_jobs",
     "fetch_memento",
+    "fix_paths",
     "get_dispatcher",
     "get_settings",
     "get_tags",
@@ -522,6 +547,7 @@ __all__ = [
     "pywb_venv_path",
     "rank_candidates",
     "read_batch",
+    "read_lychee_report",
     "recommend_archived",
     "record_pick",
     "recover",
@@ -531,6 +557,7 @@ __all__ = [
     "recovery_summary",
     "refuse_local_url",
     "remove_watch",
+    "render_fix_report",
     "render_trend_chart",
     "resolve_eval_engine",
     "robust_link",

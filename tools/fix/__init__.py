@@ -1,0 +1,65 @@
+"""Repair links where they live: documents (Markdown, reStructuredText, HTML, AsciiDoc, plain
+text) and the text an assistant writes.
+
+Owns finding links in files with their exact spans (one extractor per format: markdown, rst,
+html, asciidoc, and the URL scanner in urls), when each was written (dates: git blame), which
+files a fix reads and how they are read safely (files), the edits, diff and atomic write
+(rewrite), the whole run (`fix_paths`), the text check (`check_links_in_text`), lychee's
+reports (lychee) and the report formats (report: text, JSON, SARIF, JUnit, GitHub).
+Sits above the facade (tools.api): it recovers through the recovery and check jobs
+(tools.workers) and the public primitives, never the pipeline's internals.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pagetrail._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from pagetrail.tools.fix.extract import FORMATS, extract_links, format_of
+    from pagetrail.tools.fix.lychee import LycheeReportError, read_lychee
+    from pagetrail.tools.fix.report import render
+    from pagetrail.tools.fix.run import FixReport, LinkVerdict, Options, fix_paths
+    from pagetrail.tools.fix.spans import LinkSpan
+    from pagetrail.tools.fix.text import TextCheck, TextLink, check_links_in_text
+
+_EXPORTS: dict[str, str] = {
+    "FORMATS": "pagetrail.tools.fix.extract",
+    "FixReport": "pagetrail.tools.fix.run",
+    "LinkSpan": "pagetrail.tools.fix.spans",
+    "LinkVerdict": "pagetrail.tools.fix.run",
+    "LycheeReportError": "pagetrail.tools.fix.lychee",
+    "Options": "pagetrail.tools.fix.run",
+    "TextCheck": "pagetrail.tools.fix.text",
+    "TextLink": "pagetrail.tools.fix.text",
+    "check_links_in_text": "pagetrail.tools.fix.text",
+    "extract_links": "pagetrail.tools.fix.extract",
+    "fix_paths": "pagetrail.tools.fix.run",
+    "format_of": "pagetrail.tools.fix.extract",
+    "read_lychee": "pagetrail.tools.fix.lychee",
+    "render": "pagetrail.tools.fix.report",
+}
+__all__ = [
+    "FORMATS",
+    "FixReport",
+    "LinkSpan",
+    "LinkVerdict",
+    "LycheeReportError",
+    "Options",
+    "TextCheck",
+    "TextLink",
+    "check_links_in_text",
+    "extract_links",
+    "fix_paths",
+    "format_of",
+    "read_lychee",
+    "render",
+]
+
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

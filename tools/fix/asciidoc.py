@@ -1,0 +1,46 @@
+"""Links of an AsciiDoc file, with exact spans (there is no maintained AsciiDoc parser for
+Python; this tokenizes AsciiDoc's block structure line by line, never the whole text at once).
+
+Delimited listing, literal, passthrough and comment blocks (`----`, `....`, `++++`, `////`,
+and fenced ```` ``` ````) and `//` line comments hold no links; in prose, inline monospace
+(`` `…` ``) and passthroughs (`+…+`) are skipped; `link:URL[…]`, `URL[…]`, `<URL>` and bare
+URLs are links (AsciiDoc ends a URL at `[`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pagetrail.tools.fix.spans import Lines, LinkSpan
+from pagetrail.tools.fix.urls import scan_urls
+
+_DELIMITER = re.compile(r"^(-{4,}|\.{4,}|\+{4,}|/{4,}|`{3,}.*)\s*$")
+_LITERAL = re.compile(r"`[^`\n]+`|\+[^+\n]+\+|\+\+\+.+?\+\+\+")
+
+
+def asciidoc_links(text: str) -> list[LinkSpan]:
+    lines = Lines(text)
+    spans: list[LinkSpan] = []
+    closing: str | None = None
+    for number in range(len(lines.starts)):
+        start, end = lines.offset(number), lines.offset(number + 1)
+        line = text[start:end].rstrip("\r\n")
+        delimiter = _DELIMITER.match(line)
+        if closing is not None:
+            if line.strip() == closing:
+                closing = None
+            continue
+        if delimiter:
+            closing = "```" if line.startswith("```") else line.strip()
+            continue
+        if line.lstrip().startswith("//"):
+            continue
+        literals = [(start + a, start + b) for a, b in
+                    (m.span() for m in _LITERAL.finditer(line))]
+        for found in scan_urls(text, start, start + len(line), stop="["):
+            if any(a <= found.start < b for a, b in literals):
+                continue
+            form = "inline" if text[found.start - 5:found.start] == "link:" else "bare"
+            spans.append(LinkSpan(found.start, found.end, found.url, number + 1, form,
+                                  lines.context(found.start, found.end)))
+    return spans

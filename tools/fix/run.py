@@ -1,0 +1,375 @@
+"""Fix the links of a tree of documents: extract, date, recover once per URL, decide, rewrite.
+
+`fix_paths` is the engine of `pagetrail fix`. Every distinct URL is recovered once (the
+earliest date any file links it is its date, so the archived copy is the one the first
+author saw), through the recovery jobs (tools.workers): their concurrency, the store's cache,
+per-host politeness, workers when a broker is configured, and resumption — a job already
+answered is read back, so an interrupted run loses nothing and a rerun continues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from pagetrail.tools.fix.dates import line_dates
+from pagetrail.tools.fix.extract import extract_links
+from pagetrail.tools.fix.files import FileProblem, SourceFile, gather, read_source
+from pagetrail.tools.fix.html import attribute_value
+from pagetrail.tools.fix.rewrite import Edit, apply_edits, unified_diff, write_back
+from pagetrail.tools.fix.spans import LinkSpan
+from pagetrail.tools.fix.urls import is_archive_url
+from pagetrail.tools.models import Memento, Recovery
+from pagetrail.tools.settings import Settings, get_settings
+
+Verdict = Literal["alive", "moved", "replacement", "archived", "unfixable", "skipped"]
+VERDICTS: tuple[Verdict, ...] = ("alive", "moved", "replacement", "archived", "unfixable",
+                                 "skipped")
+FIXABLE = ("moved", "replacement", "archived")
+ProgressFn = Callable[[int, int], None]
+
+
+class Options(BaseModel):
+    """What a fix rewrites and how."""
+
+    kinds: tuple[str, ...] = FIXABLE
+    min_confidence: float = 0.0
+    archived_as: Literal["url", "robust"] = "url"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_file_bytes: int = 5_000_000
+
+
+class LinkVerdict(BaseModel):
+    """One link of one file: what it is now and what the fix does with it."""
+
+    path: str
+    line: int
+    url: str
+    form: str
+    date: datetime
+    date_source: str  # git, mtime, now, given
+    verdict: Verdict
+    new_url: str | None = None
+    confidence: float | None = None
+    memento_date: datetime | None = None
+    reason: str = ""
+    rewritten: bool = False  # the diff changes it
+    written: bool = False  # … and the change is in the file (--write)
+
+    @property
+    def dead_left(self) -> bool:
+        """Still dead in the file: not repaired on disk (a dry run repairs nothing)."""
+        return self.verdict in ("moved", "replacement", "archived", "unfixable") and (
+            not self.written)
+
+
+class FileSummary(BaseModel):
+    """One file's links counted by verdict, and what the fix changed in it."""
+
+    path: str
+    counts: dict[str, int] = Field(default_factory=dict)
+    rewritten: int = 0
+    written: bool = False
+
+
+class FixReport(BaseModel):
+    """A fix run: every link's verdict, per-file counts, skipped files, the diff, costs."""
+
+    links: list[LinkVerdict] = Field(default_factory=list)
+    files: list[FileSummary] = Field(default_factory=list)
+    problems: list[FileProblem] = Field(default_factory=list)
+    diff: str = ""
+    distinct_urls: int = 0
+    recovered: int = 0  # distinct URLs recovered (alive ones included)
+    resumed: int = 0  # distinct URLs whose answer an earlier run had recorded (read back)
+    requests: int = 0  # HTTP requests this run's recoveries made (answers read back: none)
+    checks: int = 0  # proposed new addresses checked (a day's checks are read back)
+    timemaps: int = 0  # archived URLs whose captures were listed (linked at several dates)
+    seconds: float = 0.0
+    written: bool = False
+
+    @property
+    def dead_left(self) -> int:
+        return sum(1 for link in self.links if link.dead_left)
+
+    def counts(self) -> dict[str, int]:
+        totals = dict.fromkeys(VERDICTS, 0)
+        for link in self.links:
+            totals[link.verdict] += 1
+        return totals
+
+
+# ------------------------------------------------------------------ verdicts (pure)
+
+
+def verdict_of(recovery: Recovery, dead_targets: frozenset[str] = frozenset(),
+               ) -> tuple[Verdict, str | None, float | None, datetime | None, str]:
+    """(verdict, new URL, confidence, memento date, reason) of one recovery. A live answer
+    whose page does not work now (`dead_targets`) is no answer: a dead link is never
+    rewritten into another; the archived copy, if any, is the answer then."""
+    answer = recovery.answer
+    if answer == "alive":
+        return "alive", None, None, None, recovery.reason
+    if answer == "unverified":
+        return "skipped", None, None, None, recovery.reason
+    if answer in ("moved", "replacement", "redirected"):
+        kind = "moved" if answer == "redirected" else answer
+        live = ([c for c in recovery.candidates if c.kind == kind] or [
+            c for c in recovery.candidates if c.kind != "archived"])[:1]
+        live = [c for c in live if c.url not in dead_targets]
+        if live:
+            return kind, live[0].url, live[0].confidence, None, recovery.reason  # type: ignore[return-value]
+    if answer in ("archived", "moved", "replacement") and recovery.memento is not None:
+        archived = [c for c in recovery.candidates if c.kind == "archived"]
+        confidence = archived[0].confidence if archived else 1.0
+        return ("archived", recovery.memento.memento_url, confidence,
+                recovery.memento.datetime, recovery.reason)
+    if answer in ("moved", "replacement"):
+        return "unfixable", None, None, None, "the proposed page does not work now"
+    return "unfixable", None, None, None, recovery.reason or "no answer found"
+
+
+def pick_capture(captures: Sequence[Memento], at: datetime) -> Memento | None:
+    """The good capture (status 200, or unknown) closest before `at`, else the first after."""
+    good = sorted((m for m in captures if m.status in (None, 200)), key=lambda m: m.datetime)
+    before = [m for m in good if m.datetime <= at]
+    if before:
+        return before[-1]
+    return good[0] if good else None
+
+
+async def captures_of(urls: Sequence[str], settings: Settings) -> dict[str, list[Memento]]:
+    """Every capture of each archived answer's URL (one TimeMap each), so that each link gets
+    the capture closest to its own date; a URL whose archives fail keeps the recovery's."""
+    from pagetrail.tools.api import list_captures
+    from pagetrail.tools.errors import PagetrailError
+
+    found: dict[str, list[Memento]] = {}
+    for url in urls:
+        try:
+            found[url] = await list_captures(url, settings=settings)
+        except PagetrailError:
+            continue  # the recovery's own capture stands (it was found moments ago)
+    return found
+
+
+def _versioned_attrs(memento_url: str, when: datetime) -> str:
+    return (f' data-versionurl="{attribute_value(memento_url)}"'
+            f' data-versiondate="{when.strftime("%Y-%m-%d")}"')
+
+
+def edits_for(source: SourceFile, spans: Sequence[LinkSpan], verdicts: Sequence[LinkVerdict],
+              options: Options) -> list[Edit]:
+    """The edits that apply the policy to one file's links (marks each rewritten one)."""
+    edits: list[Edit] = []
+    for span, verdict in zip(spans, verdicts, strict=True):
+        if verdict.verdict not in options.kinds or verdict.new_url is None:
+            continue
+        if (verdict.confidence or 0.0) < options.min_confidence:
+            continue
+        if verdict.verdict == "archived" and options.archived_as == "robust" and \
+                span.tag_end is not None and verdict.memento_date is not None:
+            edits.append(Edit(span.tag_end, span.tag_end,
+                              _versioned_attrs(verdict.new_url, verdict.memento_date)))
+        elif source.fmt == "html" or span.form == "href":
+            edits.append(Edit(span.start, span.end, attribute_value(verdict.new_url)))
+        else:
+            edits.append(Edit(span.start, span.end, verdict.new_url))
+        verdict.rewritten = True
+    return edits
+
+
+# ------------------------------------------------------------------ the run
+
+
+def _recover_items(wanted: dict[str, tuple[datetime, str]]) -> list[dict[str, Any]]:
+    return [{"url": url, "date": date.isoformat(), "context": context}
+            for url, (date, context) in wanted.items()]
+
+
+async def recover_all(wanted: dict[str, tuple[datetime, str]], settings: Settings,
+                      store: Any, progress: ProgressFn | None,
+                      ) -> tuple[dict[str, Recovery | str], set[str]]:
+    """url → its Recovery (or the named error that stopped it), one job per URL; and the
+    URLs whose answer an earlier (perhaps interrupted) run had already recorded."""
+    from pagetrail.store.jobs import done_keys
+    from pagetrail.tools.workers.dispatch import get_dispatcher
+    from pagetrail.tools.workers.jobs import job_key
+
+    items = _recover_items(wanted)
+    if not items:
+        return {}, set()
+    keys = {job_key("recover", item): item["url"] for item in items}
+    before = await asyncio.to_thread(done_keys, store, "recover", list(keys))
+    dispatcher = get_dispatcher(settings, store)
+    records = await dispatcher.run("recover", items, progress=progress)
+    answers: dict[str, Recovery | str] = {}
+    for item, record in zip(items, records, strict=True):
+        if record.status == "done":
+            answers[item["url"]] = Recovery.model_validate(record.result)
+        else:
+            answers[item["url"]] = record.error or record.status
+    return answers, {keys[key] for key in before}
+
+
+def proposed_targets(answers: dict[str, Recovery | str]) -> list[str]:
+    """The new address each moved/replacement answer proposes (its top live candidate)."""
+    return sorted({top.url for a in answers.values() if isinstance(a, Recovery)
+                   and a.answer in ("moved", "replacement")
+                   for top in [c for c in a.candidates if c.kind != "archived"][:1]})
+
+
+async def dead_targets(answers: dict[str, Recovery | str], settings: Settings, store: Any,
+                       ) -> frozenset[str]:
+    """The proposed new addresses (moved/replacement) that do not work now: each checked
+    once, politely, through the check jobs (a day's checks are reused by a rerun)."""
+    from pagetrail.tools.workers.dispatch import get_dispatcher
+
+    targets = proposed_targets(answers)
+    if not targets:
+        return frozenset()
+    batch = "fix-verify:" + datetime.now(UTC).strftime("%Y-%m-%d")
+    records = await get_dispatcher(settings, store).run(
+        "check", [{"url": url, "batch": batch} for url in targets])
+    dead = set()
+    for url, record in zip(targets, records, strict=True):
+        verdict = (record.result or {}).get("verdict") if record.status == "done" else None
+        if verdict not in ("ok", "redirected"):
+            dead.add(url)
+    return frozenset(dead)
+
+
+def _skip_reason(span: LinkSpan, archive_prefixes: tuple[str, ...],
+                 only_urls: frozenset[str] | None = None) -> str | None:
+    if only_urls is not None and span.url not in only_urls:
+        return "not among the link checker's failures"
+    if span.versioned:
+        return "a Robust Link: its archived copy is already given"
+    if is_archive_url(span.url, archive_prefixes):
+        return "already an archived copy"
+    return None
+
+
+async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
+                    write: bool = False, settings: Settings | None = None,
+                    store: Any | None = None, progress: ProgressFn | None = None,
+                    confirm: Callable[[LinkVerdict], bool] | None = None,
+                    only_urls: frozenset[str] | None = None) -> FixReport:
+    """Check and repair the links of every document under `paths`; with `write`, apply the
+    diff (a file changed on disk meanwhile is refused and reported). `confirm`, when given,
+    is asked per rewrite (interactive). `only_urls` (a link checker's failures, e.g. lychee's
+    report) limits the recoveries to those URLs; other links are skipped."""
+    from pagetrail.tools.settings import configured_store
+
+    options = options or Options()
+    settings = settings or get_settings()
+    started = time.monotonic()
+    report = FixReport()
+    files = gather(paths, include=options.include, exclude=options.exclude,
+                   problems=report.problems)
+    archive_prefixes = tuple(settings.archives)
+    documents: list[tuple[SourceFile, list[LinkSpan], list[tuple[datetime, str]]]] = []
+    wanted: dict[str, tuple[datetime, str]] = {}
+    dated: dict[str, set[datetime]] = {}
+    for path, fmt in files:
+        source = read_source(path, fmt, max_bytes=options.max_file_bytes)
+        if isinstance(source, FileProblem):
+            report.problems.append(source)
+            continue
+        spans = extract_links(source.text, fmt)
+        dates = line_dates(path) if spans else None
+        stamped = [dates.at(span.line) if dates else (datetime.now(UTC), "now")
+                   for span in spans]
+        for span, (when, _how) in zip(spans, stamped, strict=True):
+            if _skip_reason(span, archive_prefixes, only_urls):
+                continue
+            if span.url not in wanted or when < wanted[span.url][0]:
+                wanted[span.url] = (when, span.context)
+            dated.setdefault(span.url, set()).add(when)
+        documents.append((source, spans, stamped))
+    report.distinct_urls = len(wanted)
+    store = store if store is not None else configured_store(settings.database_url)
+    answers, resumed = await recover_all(wanted, settings, store, progress)
+    report.recovered = len(answers)
+    report.resumed = len(resumed)
+    report.requests = sum(a.requests for url, a in answers.items()
+                          if isinstance(a, Recovery) and url not in resumed)
+    dead = await dead_targets(answers, settings, store)
+    report.checks = len(proposed_targets(answers))
+    # The recovery's capture is the one nearest the URL's earliest date; a URL linked at
+    # several dates gets its captures listed, so that each link gets the one nearest its own.
+    archived_urls = sorted(url for url, a in answers.items() if isinstance(a, Recovery)
+                           and verdict_of(a, dead)[0] == "archived" and len(dated[url]) > 1)
+    report.timemaps = len(archived_urls)
+    captures = await captures_of(archived_urls, settings)
+    diffs: list[str] = []
+    for source, spans, stamped in documents:
+        name = str(source.path)
+        verdicts = []
+        for span, (when, how) in zip(spans, stamped, strict=True):
+            skip = _skip_reason(span, archive_prefixes, only_urls)
+            answer = answers.get(span.url)
+            if skip is not None or answer is None:
+                verdicts.append(LinkVerdict(path=name, line=span.line, url=span.url,
+                                            form=span.form, date=when, date_source=how,
+                                            verdict="skipped", reason=skip or "not recovered"))
+                continue
+            if isinstance(answer, str):
+                verdicts.append(LinkVerdict(path=name, line=span.line, url=span.url,
+                                            form=span.form, date=when, date_source=how,
+                                            verdict="skipped", reason=answer))
+                continue
+            kind, new_url, confidence, memento_date, reason = verdict_of(answer, dead)
+            chosen = pick_capture(captures.get(span.url, []), when) if kind == "archived" \
+                else None
+            if chosen is not None:
+                new_url, memento_date = chosen.memento_url, chosen.datetime
+            verdicts.append(LinkVerdict(path=name, line=span.line, url=span.url,
+                                        form=span.form, date=when, date_source=how,
+                                        verdict=kind, new_url=new_url, confidence=confidence,
+                                        memento_date=memento_date, reason=reason))
+        edits = edits_for(source, spans, verdicts, options)
+        if confirm is not None:
+            kept = []
+            for edit, verdict in zip(edits, [v for v in verdicts if v.rewritten], strict=True):
+                if confirm(verdict):
+                    kept.append(edit)
+                else:
+                    verdict.rewritten = False
+            edits = kept
+        summary = FileSummary(path=name, rewritten=len(edits))
+        for verdict in verdicts:
+            summary.counts[verdict.verdict] = summary.counts.get(verdict.verdict, 0) + 1
+        report.links.extend(verdicts)
+        if edits:
+            new_text = apply_edits(source.text, edits)
+            diffs.append(unified_diff(source.text, new_text, name))
+            if write:
+                problem = write_back(source, new_text)
+                if problem is None:
+                    summary.written = True
+                    for verdict in verdicts:
+                        verdict.written = verdict.rewritten
+                else:
+                    report.problems.append(problem)
+                    for verdict in verdicts:
+                        verdict.rewritten = False
+        report.files.append(summary)
+    report.diff = "".join(diffs)
+    report.written = write
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def report_path(path: str | Path, root: str | Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return str(path)

@@ -1,0 +1,183 @@
+"""`check_links_in_text`: the links of a text an assistant (or a person) wrote — verdicts,
+the repaired text, and how well each page supports the sentence that cites it.
+
+A link that resolves to a page that does not say what the sentence claims is, to its
+reader, as broken as a 404: for each live or recovered page, the passage that best matches
+the citing sentence and its score (tools.content.similarity.cosine_text over the page's
+passages). "never-existed" is the hallmark of a fabricated citation: the host answers, no
+archive ever captured the URL, and no similar page was found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from pagetrail.tools.content.similarity import cosine_text
+from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.fix.extract import extract_links
+from pagetrail.tools.fix.rewrite import Edit, apply_edits
+from pagetrail.tools.fix.run import dead_targets, verdict_of
+from pagetrail.tools.fix.spans import LinkSpan
+from pagetrail.tools.models import Recovery
+from pagetrail.tools.settings import Settings, get_settings
+
+TextVerdict = Literal["alive", "moved", "replacement", "archived", "never-existed",
+                      "unfixable", "skipped"]
+MAX_TEXT_LINKS = 50
+CONCURRENCY = 4
+PAGE_CHARS = 50_000
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+class Support(BaseModel):
+    """How well a page's text supports the sentence citing it (0–1) and where."""
+
+    score: float
+    passage: str
+
+
+class TextLink(BaseModel):
+    """One link of a text: its verdict, new address, and the page's support of its sentence."""
+
+    url: str
+    line: int
+    sentence: str
+    verdict: TextVerdict
+    new_url: str | None = None
+    memento_date: datetime | None = None
+    confidence: float | None = None
+    reason: str = ""
+    support: Support | None = None
+
+
+class TextCheck(BaseModel):
+    """The links of a text checked, and the text with the answers written in."""
+
+    links: list[TextLink] = Field(default_factory=list)
+    repaired_text: str
+    changed: bool = False
+
+
+def citing_sentence(text: str, span: LinkSpan) -> str:
+    """The sentence around a link (within its paragraph), the link's URL left out."""
+    start = max(text.rfind("\n\n", 0, span.start), 0)
+    end = text.find("\n\n", span.end)
+    paragraph = text[start:end if end != -1 else len(text)]
+    offset = span.start - start
+    position = 0
+    for sentence in _SENTENCE_END.split(paragraph):
+        found = paragraph.find(sentence, position)
+        if found <= offset < found + len(sentence) + 1:
+            return " ".join(sentence.replace(span.url, " ").split())
+        position = found + len(sentence)
+    return " ".join(paragraph.replace(span.url, " ").split())
+
+
+def passages(page_text: str, size: int = 3) -> list[str]:
+    """The page's text as overlapping windows of `size` sentences."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(" ".join(page_text.split())) if s.strip()]
+    if len(sentences) <= size:
+        return [" ".join(sentences)] if sentences else []
+    return [" ".join(sentences[i:i + size]) for i in range(0, len(sentences) - size + 1)]
+
+
+def support(sentence: str, page_text: str, lang: str = "en") -> Support | None:
+    """The passage of `page_text` closest to `sentence` (cosine of their terms)."""
+    best: Support | None = None
+    for passage in passages(page_text[:PAGE_CHARS]):
+        score = cosine_text(sentence, passage, lang)
+        if best is None or score > best.score:
+            best = Support(score=round(score, 3), passage=passage[:500])
+    return best
+
+
+def never_existed(recovery: Recovery, dead: frozenset[str] = frozenset()) -> bool:
+    """No capture in any archive, the host answers (a 404, 410 or soft 404: it is there),
+    and no page that works was found for it: what a fabricated citation looks like."""
+    check = recovery.check
+    return (recovery.memento is None
+            and not any(c.kind == "archived" for c in recovery.candidates)
+            and check is not None and check.status is not None
+            and check.verdict in ("dead", "soft404")
+            and verdict_of(recovery, dead)[0] == "unfixable")
+
+
+async def _page_text(url: str, verdict: str, at: datetime, settings: Settings) -> str:
+    from pagetrail.tools.api import fetch_memento, live_document
+    from pagetrail.tools.net.fetch import Fetcher
+
+    if verdict == "archived":
+        memento = await fetch_memento(url, at=at, settings=settings, max_text_chars=PAGE_CHARS)
+        return memento.document.text if memento.document else ""
+    async with Fetcher(settings) as fetcher:
+        return (await live_document(url, fetcher)).text
+
+
+async def check_links_in_text(text: str, *, at: datetime | None = None,
+                              fmt: Literal["markdown", "text"] = "markdown",
+                              settings: Settings | None = None, store: Any | None = None,
+                              with_support: bool = True) -> TextCheck:
+    """Each URL's verdict (alive, moved, replacement, archived near `at`, never-existed,
+    unfixable), the text with the confident answers written in, and each reachable page's
+    support for the sentence citing it. At most MAX_TEXT_LINKS distinct URLs."""
+    from pagetrail.tools.api import recover_link
+    from pagetrail.tools.settings import configured_store
+
+    settings = settings or get_settings()
+    store = store if store is not None else configured_store(settings.database_url)
+    at = at or datetime.now(UTC)
+    spans = extract_links(text, fmt)
+    distinct = list(dict.fromkeys(span.url for span in spans))[:MAX_TEXT_LINKS]
+    gate = asyncio.Semaphore(CONCURRENCY)
+
+    async def recover_one(url: str) -> Recovery | str:
+        async with gate:
+            try:
+                return await recover_link(url, link_date=at, settings=settings, store=store)
+            except PagetrailError as exc:
+                return f"{exc.code}: {exc}"
+
+    answers = dict(zip(distinct, await asyncio.gather(*(recover_one(u) for u in distinct)),
+                       strict=True))
+    dead = await dead_targets(answers, settings, store)
+    links: list[TextLink] = []
+    edits: list[Edit] = []
+    for span in spans:
+        sentence = citing_sentence(text, span)
+        answer = answers.get(span.url)
+        if answer is None or isinstance(answer, str):
+            links.append(TextLink(url=span.url, line=span.line, sentence=sentence,
+                                  verdict="skipped", reason=answer or "too many links"))
+            continue
+        kind, new_url, confidence, memento_date, reason = verdict_of(answer, dead)
+        verdict: TextVerdict = "never-existed" if never_existed(answer, dead) else kind
+        link = TextLink(url=span.url, line=span.line, sentence=sentence, verdict=verdict,
+                        new_url=new_url, memento_date=memento_date, confidence=confidence,
+                        reason=reason)
+        if new_url and kind in ("moved", "replacement", "archived"):
+            edits.append(Edit(span.start, span.end, new_url))
+        links.append(link)
+    if with_support:
+        await _add_support(links, at, settings)
+    repaired = apply_edits(text, edits)
+    return TextCheck(links=links, repaired_text=repaired, changed=repaired != text)
+
+
+async def _add_support(links: list[TextLink], at: datetime, settings: Settings) -> None:
+    async def one(link: TextLink) -> None:
+        if link.verdict not in ("alive", "moved", "replacement", "archived") or not link.sentence:
+            return
+        target = link.url if link.verdict in ("alive", "archived") else link.new_url or link.url
+        try:
+            page = await _page_text(target, link.verdict, link.memento_date or at, settings)
+        except PagetrailError as exc:
+            link.reason = f"{link.reason}; page text unavailable ({exc.code})".lstrip("; ")
+            return
+        link.support = support(link.sentence, page)
+
+    await asyncio.gather(*(one(link) for link in links))
