@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pagetrail.tools.content.document import clip, parse_document
+from pagetrail.tools.content.dates import as_utc
+from pagetrail.tools.content.document import parse_document
 from pagetrail.tools.errors import (
     FetchFailed,
     InvalidArgument,
@@ -34,7 +35,6 @@ from pagetrail.tools.models import (
     Memento,
     PickResult,
     RankResult,
-    Recovery,
     RelatedArchived,
     RelatedResult,
     SearchResult,
@@ -49,7 +49,13 @@ from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.net.netguard import ensure_fetchable
 from pagetrail.tools.net.urls import validate_url
 from pagetrail.tools.offload import off_loop
-from pagetrail.tools.recovery.pipeline import Budget, ProgressFn
+from pagetrail.tools.recovery.context import ProgressFn
+
+# The one route into a recovery (re-exported: the faces call `pagetrail.recover_link`).
+from pagetrail.tools.recovery.route import MAX_TEXT_CHARS, clip_memento
+from pagetrail.tools.recovery.route import clip_document as clip_document
+from pagetrail.tools.recovery.route import recover_link as recover_link
+from pagetrail.tools.recovery.route import slim_recovery as slim_recovery
 from pagetrail.tools.settings import Settings, configured_store, get_settings
 
 if TYPE_CHECKING:
@@ -59,28 +65,10 @@ if TYPE_CHECKING:
 NO_CLASSIFIER = ("no classifier trained: run `pagetrail classify train --data PATH` "
                  "(a url<TAB>category file) where pagetrail runs")
 MAX_RELATED = 20
-MAX_TEXT_CHARS = 4000  # page text returned to callers (an LLM's context is not free)
 MAX_CANDIDATE_URLS = 20
 RANK_FETCH_CONCURRENCY = 4
 
 # ------------------------------------------------------------------------ helpers
-
-
-def clip_document(document: Document | None, max_text_chars: int = MAX_TEXT_CHARS,
-                  ) -> Document | None:
-    """A copy fit to hand out: text clipped, outgoing links dropped (they are many)."""
-    if document is None:
-        return None
-    return document.model_copy(update={"text": clip(document.text, max_text_chars),
-                                       "links": []})
-
-
-def clip_memento(memento: Memento | None, max_text_chars: int = MAX_TEXT_CHARS,
-                 ) -> Memento | None:
-    if memento is None:
-        return None
-    return memento.model_copy(update={"document": clip_document(memento.document,
-                                                                max_text_chars)})
 
 
 def _settings(settings: Settings | None) -> Settings:
@@ -88,49 +76,6 @@ def _settings(settings: Settings | None) -> Settings:
 
 
 # ------------------------------------------------------------------------ primitives
-
-
-async def recover_link(
-    url: str,
-    *,
-    source_url: str | None = None,
-    anchor: str | None = None,
-    context: str | None = None,
-    link_date: datetime | None = None,
-    max_candidates: int = 5,
-    include_queries: bool = False,
-    fresh: bool = False,
-    settings: Settings | None = None,
-    store: Any | None = None,
-    progress: ProgressFn | None = None,
-) -> Recovery:
-    """The full recovery, trimmed for callers: the top `max_candidates` live candidates plus
-    the archived copy; queries only when asked (they are long)."""
-    settings = _settings(settings)
-    url = await ensure_fetchable(url, settings)
-    if source_url:
-        source_url = await ensure_fetchable(source_url, settings)
-    from pagetrail.tools.recovery.pipeline import recover
-
-    recovery = await recover(
-        url, source_url=source_url, anchor=anchor, context=context,
-        link_date=_aware(link_date), settings=settings, store=store, progress=progress,
-        budget=Budget.from_settings(settings), use_cache=not fresh,
-    )
-    return slim_recovery(recovery, max_candidates, include_queries=include_queries)
-
-
-def slim_recovery(recovery: Recovery, max_candidates: int = 5, *,
-                  include_queries: bool = False) -> Recovery:
-    """The answer without its bulk: top live candidates plus the archived copy, the memento's
-    text clipped, the queries dropped unless asked for."""
-    live = [c for c in recovery.candidates if c.kind != "archived"][:max_candidates]
-    archived = [c for c in recovery.candidates if c.kind == "archived"]
-    return recovery.model_copy(update={
-        "candidates": live + archived,
-        "queries": recovery.queries if include_queries else [],
-        "memento": clip_memento(recovery.memento),
-    })
 
 
 async def check_link(url: str, *, settings: Settings | None = None, drift: bool = False,
@@ -160,8 +105,8 @@ async def check_with_drift(result: CheckResult, fetcher: Fetcher, settings: Sett
     from pagetrail.tools.linkcheck.drift import detect_drift
 
     try:
-        drift = await detect_drift(result.url, since=_aware(since), fetcher=fetcher,
-                                   settings=settings)
+        drift = await detect_drift(result.url, since=(as_utc(since) if since else None),
+                                   fetcher=fetcher, settings=settings)
     except PagetrailError as exc:
         return result.model_copy(update={
             "evidence": {**result.evidence, "drift_error": f"{exc.code}: {exc}"}})
@@ -179,7 +124,7 @@ async def fetch_memento(url: str, *, at: datetime | None = None,
     from pagetrail.tools.archive.memento import fetch_memento as fetch
 
     async with Fetcher(settings) as fetcher:
-        memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
+        memento = await fetch(url, fetcher, at=(as_utc(at) if at else None), settings=settings)
     if memento is None:
         raise NoMemento("no archive holds a usable copy of this URL", url=url)
     if whole:
@@ -256,7 +201,7 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
         if source == "live":
             document = await live_document(url, fetcher)
         else:
-            memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
+            memento = await fetch(url, fetcher, at=(as_utc(at) if at else None), settings=settings)
             if memento is None or memento.document is None:
                 raise NoMemento("no usable archived copy (try source='live')", url=url)
             document = memento.document
@@ -308,7 +253,7 @@ async def search_web(query: str, *, engines: Sequence[str] | None = None,
         raise InvalidArgument("empty query")
     if dead_url:
         dead_url = await ensure_fetchable(dead_url, settings)
-    context = (SearchContext(dead_url=dead_url, after=_aware(after))
+    context = (SearchContext(dead_url=dead_url, after=(as_utc(after) if after else None))
                if dead_url or after else None)
     async with Fetcher(settings) as fetcher:
         engine_set = build_engine_set(settings, fetcher, store, list(engines) if engines else None)
@@ -468,7 +413,7 @@ async def recommend_archived(url: str, *, at: datetime | None = None, limit: int
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
     try:
-        result = await recommend(url, _aware(at), max(1, min(MAX_RELATED, limit)),
+        result = await recommend(url, (as_utc(at) if at else None), max(1, min(MAX_RELATED, limit)),
                                  settings=settings)
     except ModelMissing as exc:
         # The original message names a server path; callers only need to know what to do.
@@ -484,12 +429,6 @@ async def recommend_archived(url: str, *, at: datetime | None = None, limit: int
         candidates_in_category=result.candidates_in_category, looked_up=result.looked_up,
         archived=result.archived, weights=result.weights, failures=result.failures,
     )
-
-
-def _aware(moment: datetime | None) -> datetime | None:
-    if moment is None:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 # ------------------------------------------------------------------------ long work, enqueued

@@ -96,7 +96,7 @@ async def scan_page(url: str, *, settings: Settings | None = None, store: Any | 
                     concurrency: int = CHECK_CONCURRENCY, progress: ProgressFn | None = None,
                     ) -> PageScan:
     """Check the links of the page at `url`; recover the first `limit` dead ones."""
-    from pagetrail.tools.api import slim_recovery
+    from pagetrail.tools.recovery.route import slim_recovery
 
     settings = settings or get_settings()
     async with Fetcher(settings) as fetcher:
