@@ -181,12 +181,10 @@ async def live_document(url: str, fetcher: Fetcher) -> Document:
 
 
 async def extract_signature(url: str, *, source: Literal["archive", "live"] = "archive",
-                            at: datetime | None = None, settings: Settings | None = None,
-                            store: Any | None = None) -> Signature:
+                            at: datetime | None = None,
+                            settings: Settings | None = None) -> Signature:
     """Lexical signature of the archived copy of `url` (or of a memento URL, or of the live
-    page with source="live"). `store` is accepted and unused: the background is wordfreq's
-    alone since the never-filled seen-pages counts were removed (the faces still pass it;
-    drop it with them)."""
+    page with source="live"), against wordfreq's background."""
     from pagetrail.tools.archive.memento import fetch_memento as fetch
     from pagetrail.tools.content.signature import extract_signature as signature
 
