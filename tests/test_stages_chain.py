@@ -122,11 +122,16 @@ def test_engines_without_a_scope_are_web_and_an_unknown_scope_is_named():
 
 
 def test_built_in_engines_declare_their_scopes():
+    from pagetrail.tools.engines.brave import BraveEngine
     from pagetrail.tools.engines.cdx import CdxEngine
+    from pagetrail.tools.engines.ddgs_engine import DdgsEngine
+    from pagetrail.tools.engines.google import GoogleEngine
     from pagetrail.tools.engines.local import LocalEngine
+    from pagetrail.tools.engines.searxng import SearxngEngine
     from pagetrail.tools.engines.site import SiteEngine
 
     assert (SiteEngine.scope, CdxEngine.scope, LocalEngine.scope) == ("site", "archive",
                                                                      "index")
+    assert {e.scope for e in (BraveEngine, GoogleEngine, DdgsEngine, SearxngEngine)} == {"web"}
     assert Engines.of([ListingEngine("site"), TableEngine("cdx", scope="archive")],
                       host_silent=False).listers == ["site", "cdx"]

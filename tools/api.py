@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pagetrail.tools.content.dates import as_utc
 from pagetrail.tools.content.document import parse_document
@@ -59,6 +59,7 @@ from pagetrail.tools.recovery.route import slim_recovery as slim_recovery
 from pagetrail.tools.settings import Settings, configured_store, get_settings
 
 if TYPE_CHECKING:
+    from pagetrail.store.db import Store
     from pagetrail.tools.scan.page import PageScan
 
 
@@ -237,7 +238,7 @@ def search_engines() -> tuple[str, ...]:
 async def search_web(query: str, *, engines: Sequence[str] | None = None,
                      site: str | None = None, limit: int = 10,
                      dead_url: str | None = None, after: datetime | None = None,
-                     settings: Settings | None = None, store: Any | None = None,
+                     settings: Settings | None = None, store: Store | None = None,
                      ) -> SearchResult:
     """One query on the configured (or named) engines; cached, paced, each engine failing
     alone. `dead_url` gives the site and archive-listing engines a host, `after` keeps only
@@ -319,7 +320,7 @@ async def rank_candidates(candidate_urls: Sequence[str], *, reference_url: str |
 
 async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str = "",
                       via: str = "api", where: str = "", rejected: bool = False,
-                      store: Any | None = None) -> PickResult:
+                      store: Store | None = None) -> PickResult:
     """Remember that a person chose (or, with rejected=True, turned down) `chosen_url` as the
     replacement of `dead_url`; later recoveries of that link and site learn from it.
     `where`: the place it was chosen in (a Slack channel), `via` the face."""
@@ -343,7 +344,7 @@ async def _watch_target(target: str, settings: Settings) -> str:
 
 
 async def add_watch(target: str, *, channel: str, by: str = "",
-                    settings: Settings | None = None, store: Any | None = None) -> WatchChange:
+                    settings: Settings | None = None, store: Store | None = None) -> WatchChange:
     """Watch `target` for `channel`'s weekly digest (tools.scan.digest.run_digests)."""
     from pagetrail.tools.recovery.memory import add_watch as add
 
@@ -355,7 +356,7 @@ async def add_watch(target: str, *, channel: str, by: str = "",
 
 
 async def remove_watch(target: str, *, channel: str, settings: Settings | None = None,
-                       store: Any | None = None) -> WatchChange:
+                       store: Store | None = None) -> WatchChange:
     """Stop watching `target` for `channel`'s digest."""
     from pagetrail.tools.recovery.memory import remove_watch as remove
     from pagetrail.tools.scan.scanner import resolve_target
@@ -368,7 +369,7 @@ async def remove_watch(target: str, *, channel: str, settings: Settings | None =
 
 
 async def list_watches(*, channel: str | None = None, settings: Settings | None = None,
-                       store: Any | None = None) -> list[WatchList]:
+                       store: Store | None = None) -> list[WatchList]:
     """Each channel's watched targets (only `channel`'s when given)."""
     from pagetrail.tools.recovery.memory import list_watches as targets_of
     from pagetrail.tools.recovery.memory import watched_channels
@@ -381,7 +382,7 @@ async def list_watches(*, channel: str | None = None, settings: Settings | None 
 
 
 async def scan_page(url: str, *, limit: int = 3, max_links: int | None = None,
-                    settings: Settings | None = None, store: Any | None = None,
+                    settings: Settings | None = None, store: Store | None = None,
                     max_candidates: int = 3, progress: ProgressFn | None = None) -> PageScan:
     """Check every link on a page (at most `max_links`, never beyond the setting
     scan_max_links_per_page, the scanner's cap too); recover the first `limit` dead ones."""
@@ -396,7 +397,7 @@ async def scan_page(url: str, *, limit: int = 3, max_links: int | None = None,
 
 
 async def recommend_archived(url: str, *, at: datetime | None = None, limit: int = 10,
-                             settings: Settings | None = None, store: Any | None = None,
+                             settings: Settings | None = None, store: Store | None = None,
                              ) -> RelatedResult:
     """Archived pages on the same topic as `url` (seed 004), best first, for a link that is
     neither live nor archived. They are *related* pages, never replacements.
@@ -435,7 +436,7 @@ MAX_SCAN_LIST = 50  # links per digest section returned to a caller
 
 
 async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
-                          settings: Settings | None = None, store: Any) -> SiteScanJob:
+                          settings: Settings | None = None, store: Store) -> SiteScanJob:
     """Enqueue a scan of a whole site; poll `site_scan_status(job_id)` for its digest."""
     import uuid
 
@@ -454,7 +455,7 @@ async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
     return SiteScanJob(job_id=job_id, status="queued", target=url)
 
 
-async def site_scan_status(job_id: str, *, store: Any) -> SiteScanJob:
+async def site_scan_status(job_id: str, *, store: Store) -> SiteScanJob:
     """Where a scan started by `start_site_scan` stands, from the store's jobs table."""
     from pagetrail.store.jobs import job_state
     from pagetrail.tools.workers.jobs import job_key
@@ -475,7 +476,7 @@ MAX_ARCHIVE_URLS = 20  # one request's captures (Save Page Now's limits are per 
 
 
 async def archive_links(urls: Sequence[str], *, source: str = "api",
-                        settings: Settings | None = None, store: Any | None = None,
+                        settings: Settings | None = None, store: Store | None = None,
                         ) -> ArchiveResult:
     """Ask Save Page Now to capture each URL (skipped when archived recently), within IA's
     limits; each capture is recorded in the store. Without IA keys every answer says so."""

@@ -42,6 +42,7 @@ def brave_rows(payload: Any) -> list[tuple[object, object, object]]:
 
 class BraveEngine:
     rate_limited = True
+    scope = "web"
     uses_context = False
 
     def __init__(self, fetcher: HttpGetter, api_key: SecretStr, *, base_url: str = BRAVE_API,

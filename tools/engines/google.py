@@ -41,6 +41,7 @@ def google_rows(payload: Any) -> list[tuple[object, object, object]]:
 
 class GoogleEngine:
     rate_limited = True
+    scope = "web"
     uses_context = False
 
     def __init__(self, fetcher: HttpGetter, api_key: SecretStr, cx: str, *,

@@ -25,7 +25,7 @@ from pagetrail.tools.ranking.rank import CandidateEvidence, Reference, exact_url
 from pagetrail.tools.settings import Settings
 
 if TYPE_CHECKING:
-    from pagetrail.store.db import Store
+    from pagetrail.tools.recovery.memory import Store
     from pagetrail.tools.engines.service import SearchService
     from pagetrail.tools.evidence.queryplan import QueryEvidence
 
