@@ -25,9 +25,9 @@ from pagetrail.tools.ranking.rank import CandidateEvidence, Reference, exact_url
 from pagetrail.tools.settings import Settings
 
 if TYPE_CHECKING:
-    from pagetrail.tools.recovery.memory import Store
     from pagetrail.tools.engines.service import SearchService
     from pagetrail.tools.evidence.queryplan import QueryEvidence
+    from pagetrail.tools.recovery.memory import Store
 
 ProgressFn = Callable[[str, int, int | None, str], Any]
 
