@@ -29,30 +29,33 @@ from pagetrail.tools.settings import Settings
 # ------------------------------------------------------------------ answering (confidence)
 
 # Confidence from which the top live candidate is the answer (below it: the archived copy,
-# else "none"). Hand-set at the calibration's midpoint (log-odds 0); DESIGN.md's contract.
+# else "none"). Hand-set in the first pipeline (3d6c5b2): the calibration's midpoint
+# (log-odds 0).
 RECOMMEND_AT = 0.5
 
 # What the evaluator calls a confident answer ("confidently wrong" when it is not expected):
-# the same line the pipeline recommends from, so the two can never disagree.
+# the same line the pipeline recommends from, so the two can never disagree (the evaluator
+# had its own 0.5 since 7305e3f; bench/calibrate.py reads this one).
 CONFIDENT = RECOMMEND_AT
 
 # Fig. 8 of Martinez-Romo & Araujo: an anchor that is neither a stop anchor nor usable alone
 # (one common word), with no archived copy to verify against, is not enough to recommend
-# anything: every live candidate's confidence is clamped below RECOMMEND_AT.
+# anything: every live candidate's confidence is clamped below RECOMMEND_AT (hand-set,
+# 3d6c5b2).
 WEAK_ANCHOR_CLAMP = 0.3
 
 # The archived copy's confidence in the list of candidates: the answer itself when no live
-# page is recommended, else a fallback beside it. Hand-set (order only: 1.0 puts it first).
+# page is recommended, else a fallback beside it (hand-set, 3d6c5b2).
 ARCHIVED_AS_ANSWER = 1.0
 ARCHIVED_AS_FALLBACK = 0.5
 
-# A permanent (301/308) live redirect of the dead URL: the server itself names the new
-# address; not 1.0 because the target may be a generic page (hand-set, since the first
-# pipeline).
+# A permanent live redirect of the dead URL: the server itself names the new address; not
+# 1.0, the target may be a generic page (hand-set, 3d6c5b2).
 LIVE_REDIRECT = 0.97
 
 # Floors under the confidence of a live, non-junk candidate for evidence a development world
-# rarely holds, so a fitted calibration cannot weigh it (`rank.direct_evidence_floor`).
+# rarely holds, so a fitted calibration cannot weigh it (`rank.direct_evidence_floor`;
+# hand-set with the first fitted calibration, edaab7c).
 PICK_FLOOR = 0.95  # a person's pick (× the pick's weight)
 REDIRECT_FLOOR = 0.85  # the site's own archived redirect to it
 RULE_FLOOR = 0.5  # the site's inferred rewrite rule: RULE_FLOOR + RULE_SUPPORT × support
@@ -61,11 +64,11 @@ RULE_SUPPORT = 0.4  # (a rule seen on every known move of the site: 0.9)
 # ------------------------------------------------------------------ stopping the search
 
 # The search stops once the top candidate is a verified move (`rank.is_moved`) with a title
-# this similar to the lost page's (hand-set: near-identical; DESIGN.md "stop rule").
+# this similar to the lost page's (hand-set with the stricter "moved", e758d02).
 CONFIRM_TITLE = 0.8
 # ... or once the calibrated ranking is this sure and the runner-up is CONFIRM_MARGIN behind
-# (hand-set on dev: stops early on clear moves without losing a case). A moved candidate
-# this sure is also a learnt move (FABLE: `recovery.learn.learned_moves`).
+# (hand-set with the early stop on a sure answer, 34e02b0). A moved candidate this sure is
+# also a learnt move (FABLE: `recovery.learn.learned_moves`).
 CONFIRM_CONFIDENCE = 0.9
 CONFIRM_MARGIN = 0.3
 
@@ -73,11 +76,11 @@ CONFIRM_MARGIN = 0.3
 
 # An answer this sure teaches where answers live (store.elsewhere): below RECOMMEND_AT,
 # because a replacement rarely scores high; a site is only read once it held answers for two
-# other sites (store side). Hand-set on dev2 (the republisher cases).
+# other sites (store side). Hand-set with the copies below (c5476a7).
 ANSWER_SITE_EVIDENCE = 0.3
 # A page on another site with the lost page's title (or the anchor's words) is a copy of it,
 COPY_TITLE = 0.8
-# and so is one whose address keeps the lost page's words (hand-set on dev2's mirrors).
+# and so is one whose address keeps the lost page's words (hand-set, c5476a7).
 COPY_URL = 0.7
 
 # ------------------------------------------------------------------ budget defaults
