@@ -1,14 +1,24 @@
-"""The answer: what the check says of a live link, and what the ranking and the archived
-copy say of a dead one (confidence rules: tools/policy.py)."""
+"""The answer: what the check says of a live link (and whether it drifted), and what the
+ranking and the archived copy say of a dead one (confidence rules: tools/policy.py), with
+related archived pages when nothing else helps."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pagetrail.tools import policy
-from pagetrail.tools.errors import RefusedAddress
-from pagetrail.tools.models import Candidate, CheckResult, Memento, Recovery, Scores
-from pagetrail.tools.recovery.context import Findings
+from pagetrail.tools.errors import PagetrailError, RefusedAddress
+from pagetrail.tools.models import (
+    Candidate,
+    CheckResult,
+    EngineFailure,
+    Memento,
+    Recovery,
+    Scores,
+)
+from pagetrail.tools.recovery import memory
+from pagetrail.tools.recovery.context import Findings, Request
 
 
 def for_live(url: str, check: CheckResult) -> Recovery | None:
@@ -85,3 +95,46 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
         evidence=evidence, queries=found.queries, candidates=candidates,
         failures=found.failures,
     )
+
+
+async def related_archived(req: Request, found: Findings,
+                           evidence: dict[str, object]) -> list[dict[str, object]]:
+    """Lost and never archived: archived pages on the same topic (seed 004), marked related."""
+    from pagetrail.tools.errors import ModelMissing
+    from pagetrail.tools.recovery.related import recommend_archived
+
+    await found.report("related", 0, None, "archived pages on the same topic")
+    try:
+        async with asyncio.timeout(max(5.0, found.budget.seconds / 2)):
+            result = await recommend_archived(req.url, req.link_date, 5,
+                                              settings=req.settings)
+    except ModelMissing:
+        evidence["related"] = "no URI classifier trained (pagetrail classify train)"
+        return []
+    except (PagetrailError, TimeoutError) as exc:
+        found.failures.append(EngineFailure(engine="related", error=str(exc) or "timed out"))
+        return []
+    return [item.to_dict() for item in result.items]
+
+
+async def add_drift(req: Request, found: Findings, recovery: Recovery) -> None:
+    """A working link: does it still serve what was linked? Compared with the capture from
+    the link's date, else from when pagetrail first saw the link, else the latest one; when
+    it drifted, the answer says so and offers that capture."""
+    from pagetrail.tools.linkcheck.drift import detect_drift, drift_sentence
+
+    await found.report("drift", 0, None, "comparing with the archived copy")
+    since = req.link_date
+    if since is None and req.store is not None:
+        seen = await memory.stored(found.failures, "reading when the link was first seen", {},
+                                   memory.first_seen, req.store, [str(req.url)])
+        since = seen.get(req.url)
+    try:
+        recovery.drift = await detect_drift(req.url, since=since, fetcher=req.fetcher,
+                                            settings=req.settings)
+    except PagetrailError as exc:
+        recovery.failures.append(EngineFailure(engine="drift", error=f"{exc.code}: {exc}"))
+        return
+    if recovery.drift is not None and recovery.drift.drifted:
+        recovery.reason = drift_sentence(recovery.drift)
+        recovery.memento = recovery.drift.memento

@@ -13,6 +13,7 @@ import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pagetrail.tools import policy
@@ -44,6 +45,25 @@ class DeadURL(str):
     @property
     def site(self) -> str:
         return site_of(self)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One recovery as asked: the dead URL and what came with it (the link's own evidence),
+    and what it runs with."""
+
+    url: DeadURL
+    settings: Settings
+    fetcher: Fetcher
+    store: Store | None
+    methods: frozenset[str] | None
+    source_url: str | None = None  # the page that linked to it (validated)
+    anchor: str = ""
+    context: str = ""  # words around the link
+    link_date: datetime | None = None  # when the link was made
+
+    def allowed(self, method: str) -> bool:
+        return self.methods is None or method in self.methods
 
 
 @dataclass

@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from datetime import datetime
 
 from pagetrail.tools.content.document import link_context
@@ -23,9 +24,9 @@ from pagetrail.tools.content.text import guess_language
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.registry import build_engine_set
 from pagetrail.tools.engines.service import SearchService
-from pagetrail.tools.errors import PagetrailError
-from pagetrail.tools.evidence.anchor import anchor_info
-from pagetrail.tools.models import Candidate, EngineFailure, Recovery
+from pagetrail.tools.evidence.anchor import AnchorInfo, anchor_info
+from pagetrail.tools.evidence.queryplan import QueryEvidence
+from pagetrail.tools.models import Candidate, CheckResult, EngineFailure, Memento, Recovery
 from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.net.urls import normalize_url, validate_url
 from pagetrail.tools.offload import off_loop
@@ -39,6 +40,7 @@ from pagetrail.tools.recovery.context import (
     Engines,
     Findings,
     ProgressFn,
+    Request,
 )
 from pagetrail.tools.recovery.learn import (
     answers_elsewhere,
@@ -94,9 +96,9 @@ async def recover(
     try:
         if own_fetcher:
             await fetcher.__aenter__()
-        recovery = await _recover(dead, settings, fetcher, store, methods, found,
-                                  source_url=source_url, anchor=anchor or "",
-                                  context=context or "", link_date=link_date)
+        request = Request(dead, settings, fetcher, store, methods, source_url=source_url,
+                          anchor=anchor or "", context=context or "", link_date=link_date)
+        recovery = await _recover(request, found)
     finally:
         if own_fetcher:
             await fetcher.aclose()
@@ -119,34 +121,49 @@ async def recover(
     return recovery
 
 
-async def _recover(url: DeadURL, settings: Settings, fetcher: Fetcher,
-                   store: memory.Store | None, methods: frozenset[str] | None,
-                   found: Findings, *, source_url: str | None, anchor: str, context: str,
-                   link_date: datetime | None) -> Recovery:
+async def _recover(req: Request, found: Findings) -> Recovery:
+    """Check → the link's evidence → the chain of stages → the answer."""
     from pagetrail.tools.linkcheck.check import check_link
 
-    def allowed(method: str) -> bool:
-        return methods is None or method in methods
-
-    await found.report("checking", 0, None, url)
-    check = await check_link(url, fetcher, settings=settings)
-    early = answer.for_live(url, check)
+    await found.report("checking", 0, None, req.url)
+    check = await check_link(req.url, req.fetcher, settings=req.settings)
+    early = answer.for_live(req.url, check)
     if early is not None:
         early.failures.extend(found.failures)  # the store's, if its cache could not be read
         if early.answer == "alive":
-            await _drift(url, settings, fetcher, store, found, early, link_date)
+            await answer.add_drift(req, found, early)
         return early
-    host_silent, site_gone = answer.silent(check), answer.site_gone(check)
+    gathered = await _gather(req, found, check)
+    ctx, service = _context(req, found, check, gathered)
+    ranked = await _search(ctx, found, service)
+    return await _answer(req, found, check, gathered, ranked)
 
+
+@dataclass(frozen=True)
+class Gathered:
+    """The link's evidence, gathered before the search."""
+
+    memento: Memento | None
+    anchor_facts: AnchorInfo | None
+    evidence: dict[str, object]  # the answer's `evidence` (title, signatures, terms, …)
+    query_evidence: QueryEvidence
+    reference: Reference
+    known: direct.Direct
+
+
+async def _gather(req: Request, found: Findings, check: CheckResult) -> Gathered:
+    """The archived copy, archived redirects and the linking page at once; the anchor; the
+    direct candidates; the query evidence and the ranking's reference."""
+    url, anchor, context = req.url, req.anchor, req.context
     await found.report("archive", 0, None, "looking for archived copies")
-    at = link_date or check.checked_at
+    at = req.link_date or check.checked_at
     memento, redirects, source_html = await asyncio.gather(
-        link_evidence.memento(url, fetcher, settings, found, at),
-        link_evidence.redirects(url, fetcher, settings, found, allowed("REDIRECT")),
-        link_evidence.source_page(fetcher, found, source_url),
+        link_evidence.memento(url, req.fetcher, req.settings, found, at),
+        link_evidence.redirects(url, req.fetcher, req.settings, found, req.allowed("REDIRECT")),
+        link_evidence.source_page(req.fetcher, found, req.source_url),
     )
     if source_html and not anchor:
-        found_link = link_context(source_html, url, page_url=source_url or "")
+        found_link = link_context(source_html, url, page_url=req.source_url or "")
         if found_link is not None:
             anchor, context = found_link.anchor, context or found_link.context
 
@@ -158,12 +175,12 @@ async def _recover(url: DeadURL, settings: Settings, fetcher: Fetcher,
     evidence: dict[str, object] = {"lang": lang}
 
     # Direct candidates first: picks, archived redirects, the site's inferred rewrite rules.
-    known = await direct.gather(url, store, methods, found, redirects,
+    known = await direct.gather(url, req.store, req.methods, found, redirects,
                                 document.title if document else "", evidence)
     # Signature, linking-page parse and term models: CPU work, off the loop (tools.offload).
     query_evidence = await off_loop(
-        link_evidence.query_evidence, url, store, allowed("LNLS"), document, anchor,
-        anchor_facts, context, source_html, source_url, lang, evidence)
+        link_evidence.query_evidence, url, req.store, req.allowed("LNLS"), document, anchor,
+        anchor_facts, context, source_html, req.source_url, lang, evidence)
     reference = Reference(
         dead_url=url, memento=document, memento_date=memento.datetime if memento else None,
         anchor=anchor, anchor_usable=bool(anchor_facts and not anchor_facts.is_stop_anchor),
@@ -172,45 +189,60 @@ async def _recover(url: DeadURL, settings: Settings, fetcher: Fetcher,
         picks={normalize_url(u): 1.0 for u in known.picks},
         rule_support=known.rule_support, lang=lang,
     )
+    return Gathered(memento, anchor_facts, evidence, query_evidence, reference, known)
 
-    engine_set = build_engine_set(settings, fetcher, store)
-    service = SearchService(engine_set.engines, store=store, settings=settings,
+
+def _context(req: Request, found: Findings, check: CheckResult,
+             gathered: Gathered) -> tuple[Context, SearchService]:
+    """The frozen context of the chain: the engines (by scope) and the search service."""
+    engine_set = build_engine_set(req.settings, req.fetcher, req.store)
+    service = SearchService(engine_set.engines, store=req.store, settings=req.settings,
                             secrets=engine_set.secrets)
-    qe = query_evidence
+    qe, memento = gathered.query_evidence, gathered.memento
+    host_silent = answer.silent(check)
     # A stop anchor ("click here", the URL itself) has no terms to match a listing with.
     site_query = qe.title or (qe.anchor if qe.anchor_usable else "") or " ".join(qe.url_terms)
     ctx = Context(
-        url=url, settings=settings, fetcher=fetcher, budget=found.budget, store=store,
-        methods=methods, reference=reference, evidence=qe, service=service,
-        engines=Engines.of(engine_set.engines, host_silent=host_silent),
-        search=SearchContext(dead_url=url,
-                             after=memento.datetime if memento else link_date),
-        host_silent=host_silent, site_gone=site_gone, site_query=site_query,
+        url=req.url, settings=req.settings, fetcher=req.fetcher, budget=found.budget,
+        store=req.store, methods=req.methods, reference=gathered.reference, evidence=qe,
+        service=service, engines=Engines.of(engine_set.engines, host_silent=host_silent),
+        search=SearchContext(dead_url=req.url,
+                             after=memento.datetime if memento else req.link_date),
+        host_silent=host_silent, site_gone=answer.site_gone(check), site_query=site_query,
         listing_queries=list(dict.fromkeys(
             q for q in (site_query, " ".join(qe.url_terms)) if q)),
     )
-    ranked: list[Candidate] = []
+    return ctx, service
+
+
+async def _search(ctx: Context, found: Findings, service: SearchService) -> list[Candidate]:
+    """The chain within the budget's seconds; at the deadline, what there is is ranked."""
     try:
         async with asyncio.timeout(found.budget.seconds):
             # A 429 is waited out as told while the wait fits in what is left of the budget.
             service.deadline = time.monotonic() + found.budget.seconds
-            await answer_sites.remembered(url, store, methods, found)
+            await answer_sites.remembered(ctx.url, ctx.store, ctx.methods, found)
             try:
-                ranked = await chain.search(ctx, found)
+                return await chain.search(ctx, found)
             finally:
                 _search_figures(ctx, service, found)
     except TimeoutError:
         found.failures.append(EngineFailure(engine="budget",
                                             error=f"stopped after {found.budget.seconds:.0f} s"))
-        ranked = await rank(ctx, found)
-    ranked = [c for c in ranked if normalize_url(c.url) not in known.rejected]
-    recovery = answer.for_dead(url, found, check, memento, ranked, anchor_facts, evidence)
+        return await rank(ctx, found)
+
+
+async def _answer(req: Request, found: Findings, check: CheckResult, gathered: Gathered,
+                  ranked: list[Candidate]) -> Recovery:
+    ranked = [c for c in ranked if normalize_url(c.url) not in gathered.known.rejected]
+    recovery = answer.for_dead(req.url, found, check, gathered.memento, ranked,
+                               gathered.anchor_facts, gathered.evidence)
     if check.verdict == "transient":
         recovery.reason = ("the link did not answer (timeout): it may only be down for now; "
                            + recovery.reason)
-    if recovery.answer == "none" and memento is None:
-        recovery.related_archived = await _related_archived(url, settings, found, link_date,
-                                                            evidence)
+    if recovery.answer == "none" and gathered.memento is None:
+        recovery.related_archived = await answer.related_archived(req, found,
+                                                                  gathered.evidence)
     found.enter("done")
     recovery.evidence["timings"] = found.timings
     if found.search_evidence:
@@ -231,47 +263,3 @@ def _search_figures(ctx: Context, service: SearchService, found: Findings) -> No
             engine="search",
             error=f"{len(found.unasked)} web queries could not be asked (rate limit, budget or "
                   f"engine error): {'; '.join(found.unasked[:3])}"))
-
-
-async def _related_archived(url: DeadURL, settings: Settings, found: Findings,
-                            link_date: datetime | None,
-                            evidence: dict[str, object]) -> list[dict[str, object]]:
-    """Lost and never archived: archived pages on the same topic (seed 004), marked related."""
-    from pagetrail.tools.errors import ModelMissing
-    from pagetrail.tools.recovery.related import recommend_archived
-
-    await found.report("related", 0, None, "archived pages on the same topic")
-    try:
-        async with asyncio.timeout(max(5.0, found.budget.seconds / 2)):
-            result = await recommend_archived(url, link_date, 5, settings=settings)
-    except ModelMissing:
-        evidence["related"] = "no URI classifier trained (pagetrail classify train)"
-        return []
-    except (PagetrailError, TimeoutError) as exc:
-        found.failures.append(EngineFailure(engine="related", error=str(exc) or "timed out"))
-        return []
-    return [item.to_dict() for item in result.items]
-
-
-async def _drift(url: DeadURL, settings: Settings, fetcher: Fetcher, store: memory.Store | None,
-                 found: Findings, recovery: Recovery, link_date: datetime | None) -> None:
-    """A working link: does it still serve what was linked? Compared with the capture from
-    the link's date, else from when pagetrail first saw the link, else the latest one; when
-    it drifted, the answer says so and offers that capture."""
-    from pagetrail.tools.linkcheck.drift import detect_drift, drift_sentence
-
-    await found.report("drift", 0, None, "comparing with the archived copy")
-    since = link_date
-    if since is None and store is not None:
-        seen = await memory.stored(found.failures, "reading when the link was first seen", {},
-                                   memory.first_seen, store, [str(url)])
-        since = seen.get(url)
-    try:
-        recovery.drift = await detect_drift(url, since=since, fetcher=fetcher,
-                                            settings=settings)
-    except PagetrailError as exc:
-        recovery.failures.append(EngineFailure(engine="drift", error=f"{exc.code}: {exc}"))
-        return
-    if recovery.drift is not None and recovery.drift.drifted:
-        recovery.reason = drift_sentence(recovery.drift)
-        recovery.memento = recovery.drift.memento
