@@ -10,6 +10,7 @@ from stage_fakes import ListingEngine, TableEngine, make_context
 
 from pagetrail.tools import policy
 from pagetrail.tools.engines.base import scope_of
+from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import ArchivedRedirect, Candidate, Scores
 from pagetrail.tools.ranking.rank import Reference
 from pagetrail.tools.recovery import chain
@@ -117,7 +118,7 @@ def test_engines_without_a_scope_are_web_and_an_unknown_scope_is_named():
 
     assert scope_of(Bare()) == "web"
     odd = TableEngine("odd", scope="gopher")
-    with pytest.raises(ValueError, match=r"odd.*gopher"):
+    with pytest.raises(ConfigError, match=r"odd.*gopher"):
         Engines.of([odd], host_silent=False)
 
 

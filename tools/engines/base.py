@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_chec
 
 from pydantic import SecretStr
 
-from pagetrail.tools.errors import EngineUnavailable, PagetrailError, RateLimited
+from pagetrail.tools.errors import ConfigError, EngineUnavailable, PagetrailError, RateLimited
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.fetch import retry_after_seconds as parse_retry_after
 from pagetrail.tools.net.urls import host_of
@@ -105,12 +105,12 @@ class Engine(Protocol):
 
 
 def scope_of(engine: object) -> Scope:
-    """An engine's declared scope ("web" when it declares none). Raises ValueError for a
-    scope pagetrail does not know, naming the engine."""
+    """An engine's declared scope ("web" when it declares none). Raises ConfigError for a
+    scope pagetrail does not know, naming the engine (a plugin's mistake, not the user's)."""
     scope = getattr(engine, "scope", "web")
     if scope not in SCOPES:
         name = getattr(engine, "name", type(engine).__name__)
-        raise ValueError(f"engine {name!r} declares an unknown scope {scope!r}; "
+        raise ConfigError(f"engine {name!r} declares an unknown scope {scope!r}; "
                          f"one of {', '.join(SCOPES)}")
     return scope
 
