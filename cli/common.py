@@ -73,6 +73,14 @@ def date_option(option: str) -> Callable[[str], datetime]:
     return parse
 
 
+def user_url(text: str, settings: Any | None = None) -> str:
+    """A URL from the command line through the same gate as MCP and Slack: InvalidURL, or
+    RefusedAddress for a private/loopback/metadata target (main: one line, exit 2)."""
+    from pagetrail import ensure_fetchable, get_settings
+
+    return run_async(ensure_fetchable(text, settings or get_settings()))
+
+
 def fail(message: str, code: int = 2) -> int:
     print(f"pagetrail: {message}", file=sys.stderr)
     return code
