@@ -1,6 +1,6 @@
 """Fit the confidence calibration of the ranking on one or more testbed worlds.
 
-    python bench/calibrate.py WORLD [WORLD ...] [--out tools/ranking/data/rank_calibration.json]
+    python bench/calibrate.py WORLD [WORLD ...] [--out FILE (default: policy.FITTED_FILE)]
         [--folds 5] [--samples FILE [--reuse]] [--dry-run]
 
 Serves each WORLD with the testbed runner, recovers every case with the full pipeline (a fresh
@@ -29,11 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from pagetrail.store import Store
-from pagetrail.tools.eval.evaluate import CONFIDENT
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.net.urls import normalize_url
+from pagetrail.tools.policy import CONFIDENT, FITTED_FILE
 from pagetrail.tools.ranking.rank import (
-    CALIBRATION_FILE,
     Calibration,
     features,
     fit_calibration,
@@ -186,7 +185,7 @@ def judged_of(world: str, results: Sequence[tuple[Mapping[str, Any], Recovery]])
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("worlds", type=Path, nargs="+", metavar="WORLD")
-    parser.add_argument("--out", type=Path, default=CALIBRATION_FILE)
+    parser.add_argument("--out", type=Path, default=FITTED_FILE)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=6)
     parser.add_argument("--regularization", type=float, default=1.0,

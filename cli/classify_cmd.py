@@ -10,7 +10,7 @@ from pagetrail.cli.common import UsageError, add_json_flag, parse_date, print_js
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from pagetrail import (
+    from pagetrail.lab import (
         CLASSIFIER_KINDS,
         DEFAULT_CLASSIFIER_KIND,
         DEFAULT_CLASSIFIER_VARIANT,
@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from pagetrail import train_classifier
+    from pagetrail.lab import train_classifier
 
     report = train_classifier(args.data, variant=args.variant, kind=args.model,
                               path_mode=args.path)
@@ -85,7 +85,7 @@ def _parse_list(text: str, allowed: list[str], what: str) -> list[str]:
 def _eval(args: argparse.Namespace) -> int:
     import time
 
-    from pagetrail import (
+    from pagetrail.lab import (
         CLASSIFIER_KINDS,
         CLASSIFIER_PAPER_TABLE6,
         URI_TOKEN_VARIANTS,
@@ -126,7 +126,8 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from pagetrail import classify_url, load_classifier, load_classifier_candidates, validate_url
+    from pagetrail import classify_url, validate_url
+    from pagetrail.lab import load_classifier, load_classifier_candidates
 
     url = validate_url(args.url)
     prediction = classify_url(url, model=load_classifier(), candidates=load_classifier_candidates())

@@ -52,7 +52,7 @@ def _positive(text: str) -> int:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    from pagetrail import load_world
+    from pagetrail.lab import load_world
 
     world = load_world(args.world or bundled_world())
     cases = [c.raw for c in world.cases][: args.limit or None]
@@ -133,7 +133,8 @@ def agrees(case: dict[str, Any], recovery: Recovery) -> bool:
 async def _recover_all(world: Any, cases: list[dict[str, Any]], *, jobs: int,
                        progress: _Progress) -> tuple[list[Recovery], list[str]]:
     """Every case's recovery, and the world's services found down at the end."""
-    from pagetrail import Store, Testbed, recover
+    from pagetrail import Store, recover
+    from pagetrail.lab import Testbed
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pagetrail-demo-") as scratch:

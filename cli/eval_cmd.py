@@ -17,20 +17,19 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pagetrail import (
+from pagetrail import Settings, get_settings
+from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
+from pagetrail.lab import (
     EVAL_METHODS,
     CaseResult,
     EngineChoice,
-    Settings,
     World,
     build_eval_report,
     expand_methods,
-    get_settings,
     load_world,
     resolve_eval_engine,
     run_evaluation,
 )
-from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -128,7 +127,7 @@ async def _evaluate(world: World, cases: list[dict[str, Any]], methods: list[str
         if args.running:
             return await _run(get_settings(), scratch, cases, methods, choice, args, advance)
         try:
-            from pagetrail import Testbed
+            from pagetrail.lab import Testbed
         except ImportError as exc:
             raise UsageError(f"the testbed runner is not installed ({exc}); "
                              "use --running with a testbed already serving") from exc

@@ -14,7 +14,6 @@ from pagetrail.cli.common import (
     parse_date,
     print_json,
     run_async,
-    user_url,
 )
 
 
@@ -59,18 +58,16 @@ def recover_command(args: argparse.Namespace) -> int:
         return recover_batch(args.batch, args.output, quiet=args.json)
     if not args.url:
         raise UsageError("give the dead link's URL (or --batch FILE)")
-    from pagetrail import open_store, recover
-
-    url = user_url(args.url)
-    source_url = user_url(args.source_url) if args.source_url else None
-    from pagetrail import PagetrailError
+    from pagetrail import PagetrailError, open_store, recover_link
     from pagetrail.cli.check_cmd import network_down_exit
 
+    # The one route into a recovery, as for MCP and Slack (its URL guard included); the
+    # whole answer (slim=False): the table and --json show every candidate.
     try:
-        recovery = run_async(recover(
-            url, source_url=source_url, anchor=args.anchor, context=args.context,
+        recovery = run_async(recover_link(
+            args.url, source_url=args.source_url, anchor=args.anchor, context=args.context,
             link_date=parse_date(args.date, option="--date"), store=open_store(),
-            use_cache=not args.no_cache,
+            fresh=args.no_cache, slim=False,
         ))
     except PagetrailError as exc:
         return network_down_exit(exc)

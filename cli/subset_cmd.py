@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pagetrail import SubsetOptions, make_subset
 from pagetrail.cli.common import add_json_flag, print_json
+from pagetrail.lab import SubsetOptions, make_subset
 
 
 def add_subset_parser(testbed_commands: argparse._SubParsersAction) -> None:

@@ -11,8 +11,8 @@ import signal
 import sys
 from pathlib import Path
 
-from pagetrail import Testbed, ensure_pywb_venv, load_world, pywb_venv_path
 from pagetrail.cli.subset_cmd import add_subset_parser
+from pagetrail.lab import Testbed, ensure_pywb_venv, load_world, pywb_venv_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -184,7 +184,8 @@ def test_an_answer_site_map_is_read_once_a_day_across_recoveries(elsewhere_world
     store and the next takes it from there, without a request."""
     from pagetrail.tools.engines.site import SiteEngine
     from pagetrail.tools.net.fetch import Fetcher
-    from pagetrail.tools.recovery.pipeline import Budget, _answer_site_pages, _Run
+    from pagetrail.tools.recovery.context import Budget, DeadURL, Findings
+    from pagetrail.tools.recovery.stages.answer_sites import site_pages
 
     bed, _dead, copy = elsewhere_world
     settings = bed.settings(database_url=store.url)
@@ -192,10 +193,9 @@ def test_an_answer_site_map_is_read_once_a_day_across_recoveries(elsewhere_world
 
     async def read() -> tuple[dict[str, str], int]:
         async with Fetcher(settings) as fetcher:
-            run = _Run("https://www.valleynews.example/x", settings, fetcher, Budget(), None,
-                       None, store)
-            pages, _error = await _answer_site_pages(run, SiteEngine(fetcher), origin)
-            assert not run.failures
+            found = Findings(DeadURL("https://www.valleynews.example/x"), Budget())
+            pages, _error = await site_pages(store, found, SiteEngine(fetcher), origin)
+            assert not found.failures
             return pages, fetcher.requests
 
     first, first_requests = asyncio.run(read())

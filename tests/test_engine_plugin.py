@@ -32,6 +32,7 @@ version = "0.1.0"
 
 [project.entry-points."pagetrail.engines"]
 echo = "pagetrail_echo_engine:build"
+mapper = "pagetrail_echo_engine:build_mapper"
 
 [tool.setuptools]
 py-modules = ["pagetrail_echo_engine"]
@@ -69,6 +70,22 @@ def build(context: EngineContext) -> EchoEngine:
     if not own.site:
         raise EngineSkipped("set PAGETRAIL_ECHO_SITE")
     return EchoEngine(own.site)
+
+
+class MapperEngine:
+    """Searches the dead site itself (its own map), whatever it is called."""
+
+    name = "mapper"
+    scope = "site"
+    rate_limited = False
+    uses_context = True
+
+    async def search(self, query, *, site=None, limit=10, context=None):
+        return []
+
+
+def build_mapper(context: EngineContext) -> MapperEngine:
+    return MapperEngine()
 '''
 
 SCHEMA_SCRIPT = textwrap.dedent("""
@@ -83,6 +100,19 @@ SCHEMA_SCRIPT = textwrap.dedent("""
         print(json.dumps(schema))
 
     anyio.run(main)
+""")
+
+
+SCOPE_SCRIPT = textwrap.dedent("""
+    from pagetrail.tools.engines.registry import build_engine_set
+    from pagetrail.tools.net.fetch import Fetcher
+    from pagetrail.tools.recovery.context import Engines
+    from pagetrail.tools.settings import Settings
+
+    settings = Settings()
+    engines = build_engine_set(settings, Fetcher(settings), None, ["echo", "mapper"]).engines
+    scoped = Engines.of(engines, host_silent=False)
+    print(scoped.web, scoped.site_local, scoped.method("mapper"))
 """)
 
 
@@ -140,3 +170,15 @@ def test_the_mcp_schema_lists_the_plugin(plugin_path: Path, tmp_path: Path) -> N
     bare = run([sys.executable, "-c", SCHEMA_SCRIPT], {}, tmp_path)
     assert bare.returncode == 0, bare.stderr
     assert '"echo"' not in bare.stdout and '"searxng"' in bare.stdout
+
+
+def test_a_plugin_declares_the_scope_a_recovery_asks_it_for(plugin_path: Path,
+                                                            tmp_path: Path) -> None:
+    """The plugin's `scope = "site"` puts it with the dead site's engines (its queries are
+    SITE's), though pagetrail knows nothing of its name; the echo plugin, declaring none,
+    is a web engine."""
+    scoped = run([sys.executable, "-c", SCOPE_SCRIPT],
+                 {"PYTHONPATH": str(plugin_path), "PAGETRAIL_ECHO_SITE": "https://echo.example"},
+                 tmp_path)
+    assert scoped.returncode == 0, scoped.stderr
+    assert scoped.stdout.split("\n")[-2] == "['echo'] ['mapper'] SITE"

@@ -131,7 +131,7 @@ async def test_one_archive_down_of_two_is_named_in_the_answer(tiny_world, testbe
                              use_cache=False)
     assert recovery.memento is not None  # the second archive answered
     errors = [f.error for f in recovery.failures if f.engine == "archive"]
-    assert errors and all(e.startswith(f"unavailable: {down}: ") for e in errors)
+    assert errors and all(e.startswith(f"{down}: archive_unavailable: ") for e in errors)
     assert len(errors) == len(set(errors))
 
 

@@ -157,8 +157,8 @@ def test_link_following_fuses_term_overlap_and_url_likeness():
     the moved page's does ("X vs. Coinbase: How Do They Compare?"), with shorter URLs; the
     moved page's URL is the most like the dead one, so it is among the links fetched."""
     from pagetrail.tools.models import Link
-    from pagetrail.tools.recovery.pipeline import LINK_CANDIDATES, Budget, _follow_links, _Run
-    from pagetrail.tools.settings import Settings
+    from pagetrail.tools.recovery.context import Budget, DeadURL, Findings
+    from pagetrail.tools.recovery.stages.links import LINK_CANDIDATES, follow_links
 
     site = "https://www.money.example"
     dead = f"{site}/coinbase-vs-coinbase-pro-5116733"
@@ -168,10 +168,10 @@ def test_link_following_fuses_term_overlap_and_url_likeness():
              for i, name in enumerate(("exodus", "gemini", "kraken", "binance", "robinhood",
                                        "bitmart", "okex"))]
     links.append(Link(url=moved, anchor="Coinbase vs. Coinbase Pro: How Do They Compare?"))
-    run = _Run(dead, Settings(), None, Budget(), None, None)  # type: ignore[arg-type]
-    run.outlinks[f"{site}/topics/coinbase"] = links
-    added = _follow_links(run, "Coinbase vs. Coinbase Pro: How do they compare?",
-                          {"money.example"})
+    found = Findings(DeadURL(dead), Budget())
+    found.outlinks[f"{site}/topics/coinbase"] = links
+    added = follow_links(found, "Coinbase vs. Coinbase Pro: How do they compare?",
+                         {"money.example"})
     assert added == LINK_CANDIDATES
-    hits = {e.url: e.hits for e in run.candidates.values()}
+    hits = {e.url: e.hits for e in found.candidates.values()}
     assert len(hits[moved]) == 1 and hits[moved][0][:2] == ("LINKS", "links")

@@ -13,7 +13,8 @@ from pagetrail.store.db import create_db_engine
 from pagetrail.store.migrate import upgrade
 from pagetrail.store.recoveries import latest_recovery, remember_recovery
 from pagetrail.tools.models import Recovery as Answer
-from pagetrail.tools.recovery.pipeline import _remember, request_key
+from pagetrail.tools.recovery.memory import remember_answer as _remember
+from pagetrail.tools.recovery.pipeline import request_key
 
 URL = "https://example.org/gone"
 

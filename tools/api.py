@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
 
-from pagetrail.tools.content.document import clip, parse_document
+from pagetrail.tools.content.dates import as_utc
+from pagetrail.tools.content.document import parse_document
 from pagetrail.tools.errors import (
     FetchFailed,
     InvalidArgument,
@@ -34,7 +35,6 @@ from pagetrail.tools.models import (
     Memento,
     PickResult,
     RankResult,
-    Recovery,
     RelatedArchived,
     RelatedResult,
     SearchResult,
@@ -49,38 +49,27 @@ from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.net.netguard import ensure_fetchable
 from pagetrail.tools.net.urls import validate_url
 from pagetrail.tools.offload import off_loop
-from pagetrail.tools.recovery.pipeline import Budget, ProgressFn
+from pagetrail.tools.recovery.context import ProgressFn
+
+# The one route into a recovery (re-exported: the faces call `pagetrail.recover_link`).
+from pagetrail.tools.recovery.route import MAX_TEXT_CHARS, clip_memento
+from pagetrail.tools.recovery.route import clip_document as clip_document
+from pagetrail.tools.recovery.route import recover_link as recover_link
+from pagetrail.tools.recovery.route import slim_recovery as slim_recovery
 from pagetrail.tools.settings import Settings, configured_store, get_settings
 
 if TYPE_CHECKING:
+    from pagetrail.store.db import Store
     from pagetrail.tools.scan.page import PageScan
 
 
 NO_CLASSIFIER = ("no classifier trained: run `pagetrail classify train --data PATH` "
                  "(a url<TAB>category file) where pagetrail runs")
 MAX_RELATED = 20
-MAX_TEXT_CHARS = 4000  # page text returned to callers (an LLM's context is not free)
 MAX_CANDIDATE_URLS = 20
 RANK_FETCH_CONCURRENCY = 4
 
 # ------------------------------------------------------------------------ helpers
-
-
-def clip_document(document: Document | None, max_text_chars: int = MAX_TEXT_CHARS,
-                  ) -> Document | None:
-    """A copy fit to hand out: text clipped, outgoing links dropped (they are many)."""
-    if document is None:
-        return None
-    return document.model_copy(update={"text": clip(document.text, max_text_chars),
-                                       "links": []})
-
-
-def clip_memento(memento: Memento | None, max_text_chars: int = MAX_TEXT_CHARS,
-                 ) -> Memento | None:
-    if memento is None:
-        return None
-    return memento.model_copy(update={"document": clip_document(memento.document,
-                                                                max_text_chars)})
 
 
 def _settings(settings: Settings | None) -> Settings:
@@ -88,49 +77,6 @@ def _settings(settings: Settings | None) -> Settings:
 
 
 # ------------------------------------------------------------------------ primitives
-
-
-async def recover_link(
-    url: str,
-    *,
-    source_url: str | None = None,
-    anchor: str | None = None,
-    context: str | None = None,
-    link_date: datetime | None = None,
-    max_candidates: int = 5,
-    include_queries: bool = False,
-    fresh: bool = False,
-    settings: Settings | None = None,
-    store: Any | None = None,
-    progress: ProgressFn | None = None,
-) -> Recovery:
-    """The full recovery, trimmed for callers: the top `max_candidates` live candidates plus
-    the archived copy; queries only when asked (they are long)."""
-    settings = _settings(settings)
-    url = await ensure_fetchable(url, settings)
-    if source_url:
-        source_url = await ensure_fetchable(source_url, settings)
-    from pagetrail.tools.recovery.pipeline import recover
-
-    recovery = await recover(
-        url, source_url=source_url, anchor=anchor, context=context,
-        link_date=_aware(link_date), settings=settings, store=store, progress=progress,
-        budget=Budget.from_settings(settings), use_cache=not fresh,
-    )
-    return slim_recovery(recovery, max_candidates, include_queries=include_queries)
-
-
-def slim_recovery(recovery: Recovery, max_candidates: int = 5, *,
-                  include_queries: bool = False) -> Recovery:
-    """The answer without its bulk: top live candidates plus the archived copy, the memento's
-    text clipped, the queries dropped unless asked for."""
-    live = [c for c in recovery.candidates if c.kind != "archived"][:max_candidates]
-    archived = [c for c in recovery.candidates if c.kind == "archived"]
-    return recovery.model_copy(update={
-        "candidates": live + archived,
-        "queries": recovery.queries if include_queries else [],
-        "memento": clip_memento(recovery.memento),
-    })
 
 
 async def check_link(url: str, *, settings: Settings | None = None, drift: bool = False,
@@ -160,8 +106,8 @@ async def check_with_drift(result: CheckResult, fetcher: Fetcher, settings: Sett
     from pagetrail.tools.linkcheck.drift import detect_drift
 
     try:
-        drift = await detect_drift(result.url, since=_aware(since), fetcher=fetcher,
-                                   settings=settings)
+        drift = await detect_drift(result.url, since=(as_utc(since) if since else None),
+                                   fetcher=fetcher, settings=settings)
     except PagetrailError as exc:
         return result.model_copy(update={
             "evidence": {**result.evidence, "drift_error": f"{exc.code}: {exc}"}})
@@ -179,7 +125,7 @@ async def fetch_memento(url: str, *, at: datetime | None = None,
     from pagetrail.tools.archive.memento import fetch_memento as fetch
 
     async with Fetcher(settings) as fetcher:
-        memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
+        memento = await fetch(url, fetcher, at=(as_utc(at) if at else None), settings=settings)
     if memento is None:
         raise NoMemento("no archive holds a usable copy of this URL", url=url)
     if whole:
@@ -236,12 +182,10 @@ async def live_document(url: str, fetcher: Fetcher) -> Document:
 
 
 async def extract_signature(url: str, *, source: Literal["archive", "live"] = "archive",
-                            at: datetime | None = None, settings: Settings | None = None,
-                            store: Any | None = None) -> Signature:
+                            at: datetime | None = None,
+                            settings: Settings | None = None) -> Signature:
     """Lexical signature of the archived copy of `url` (or of a memento URL, or of the live
-    page with source="live"). `store` is accepted and unused: the background is wordfreq's
-    alone since the never-filled seen-pages counts were removed (the faces still pass it;
-    drop it with them)."""
+    page with source="live"), against wordfreq's background."""
     from pagetrail.tools.archive.memento import fetch_memento as fetch
     from pagetrail.tools.content.signature import extract_signature as signature
 
@@ -256,7 +200,7 @@ async def extract_signature(url: str, *, source: Literal["archive", "live"] = "a
         if source == "live":
             document = await live_document(url, fetcher)
         else:
-            memento = await fetch(url, fetcher, at=_aware(at), settings=settings)
+            memento = await fetch(url, fetcher, at=(as_utc(at) if at else None), settings=settings)
             if memento is None or memento.document is None:
                 raise NoMemento("no usable archived copy (try source='live')", url=url)
             document = memento.document
@@ -294,7 +238,7 @@ def search_engines() -> tuple[str, ...]:
 async def search_web(query: str, *, engines: Sequence[str] | None = None,
                      site: str | None = None, limit: int = 10,
                      dead_url: str | None = None, after: datetime | None = None,
-                     settings: Settings | None = None, store: Any | None = None,
+                     settings: Settings | None = None, store: Store | None = None,
                      ) -> SearchResult:
     """One query on the configured (or named) engines; cached, paced, each engine failing
     alone. `dead_url` gives the site and archive-listing engines a host, `after` keeps only
@@ -308,7 +252,7 @@ async def search_web(query: str, *, engines: Sequence[str] | None = None,
         raise InvalidArgument("empty query")
     if dead_url:
         dead_url = await ensure_fetchable(dead_url, settings)
-    context = (SearchContext(dead_url=dead_url, after=_aware(after))
+    context = (SearchContext(dead_url=dead_url, after=(as_utc(after) if after else None))
                if dead_url or after else None)
     async with Fetcher(settings) as fetcher:
         engine_set = build_engine_set(settings, fetcher, store, list(engines) if engines else None)
@@ -376,7 +320,7 @@ async def rank_candidates(candidate_urls: Sequence[str], *, reference_url: str |
 
 async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str = "",
                       via: str = "api", where: str = "", rejected: bool = False,
-                      store: Any | None = None) -> PickResult:
+                      store: Store | None = None) -> PickResult:
     """Remember that a person chose (or, with rejected=True, turned down) `chosen_url` as the
     replacement of `dead_url`; later recoveries of that link and site learn from it.
     `where`: the place it was chosen in (a Slack channel), `via` the face."""
@@ -400,7 +344,7 @@ async def _watch_target(target: str, settings: Settings) -> str:
 
 
 async def add_watch(target: str, *, channel: str, by: str = "",
-                    settings: Settings | None = None, store: Any | None = None) -> WatchChange:
+                    settings: Settings | None = None, store: Store | None = None) -> WatchChange:
     """Watch `target` for `channel`'s weekly digest (tools.scan.digest.run_digests)."""
     from pagetrail.tools.recovery.memory import add_watch as add
 
@@ -412,7 +356,7 @@ async def add_watch(target: str, *, channel: str, by: str = "",
 
 
 async def remove_watch(target: str, *, channel: str, settings: Settings | None = None,
-                       store: Any | None = None) -> WatchChange:
+                       store: Store | None = None) -> WatchChange:
     """Stop watching `target` for `channel`'s digest."""
     from pagetrail.tools.recovery.memory import remove_watch as remove
     from pagetrail.tools.scan.scanner import resolve_target
@@ -425,7 +369,7 @@ async def remove_watch(target: str, *, channel: str, settings: Settings | None =
 
 
 async def list_watches(*, channel: str | None = None, settings: Settings | None = None,
-                       store: Any | None = None) -> list[WatchList]:
+                       store: Store | None = None) -> list[WatchList]:
     """Each channel's watched targets (only `channel`'s when given)."""
     from pagetrail.tools.recovery.memory import list_watches as targets_of
     from pagetrail.tools.recovery.memory import watched_channels
@@ -438,7 +382,7 @@ async def list_watches(*, channel: str | None = None, settings: Settings | None 
 
 
 async def scan_page(url: str, *, limit: int = 3, max_links: int | None = None,
-                    settings: Settings | None = None, store: Any | None = None,
+                    settings: Settings | None = None, store: Store | None = None,
                     max_candidates: int = 3, progress: ProgressFn | None = None) -> PageScan:
     """Check every link on a page (at most `max_links`, never beyond the setting
     scan_max_links_per_page, the scanner's cap too); recover the first `limit` dead ones."""
@@ -453,7 +397,7 @@ async def scan_page(url: str, *, limit: int = 3, max_links: int | None = None,
 
 
 async def recommend_archived(url: str, *, at: datetime | None = None, limit: int = 10,
-                             settings: Settings | None = None, store: Any | None = None,
+                             settings: Settings | None = None, store: Store | None = None,
                              ) -> RelatedResult:
     """Archived pages on the same topic as `url` (seed 004), best first, for a link that is
     neither live nor archived. They are *related* pages, never replacements.
@@ -468,7 +412,7 @@ async def recommend_archived(url: str, *, at: datetime | None = None, limit: int
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
     try:
-        result = await recommend(url, _aware(at), max(1, min(MAX_RELATED, limit)),
+        result = await recommend(url, (as_utc(at) if at else None), max(1, min(MAX_RELATED, limit)),
                                  settings=settings)
     except ModelMissing as exc:
         # The original message names a server path; callers only need to know what to do.
@@ -486,19 +430,13 @@ async def recommend_archived(url: str, *, at: datetime | None = None, limit: int
     )
 
 
-def _aware(moment: datetime | None) -> datetime | None:
-    if moment is None:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 # ------------------------------------------------------------------------ long work, enqueued
 
 MAX_SCAN_LIST = 50  # links per digest section returned to a caller
 
 
 async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
-                          settings: Settings | None = None, store: Any) -> SiteScanJob:
+                          settings: Settings | None = None, store: Store) -> SiteScanJob:
     """Enqueue a scan of a whole site; poll `site_scan_status(job_id)` for its digest."""
     import uuid
 
@@ -517,7 +455,7 @@ async def start_site_scan(target: str, *, depth: int = 2, max_pages: int = 500,
     return SiteScanJob(job_id=job_id, status="queued", target=url)
 
 
-async def site_scan_status(job_id: str, *, store: Any) -> SiteScanJob:
+async def site_scan_status(job_id: str, *, store: Store) -> SiteScanJob:
     """Where a scan started by `start_site_scan` stands, from the store's jobs table."""
     from pagetrail.store.jobs import job_state
     from pagetrail.tools.workers.jobs import job_key
@@ -538,7 +476,7 @@ MAX_ARCHIVE_URLS = 20  # one request's captures (Save Page Now's limits are per 
 
 
 async def archive_links(urls: Sequence[str], *, source: str = "api",
-                        settings: Settings | None = None, store: Any | None = None,
+                        settings: Settings | None = None, store: Store | None = None,
                         ) -> ArchiveResult:
     """Ask Save Page Now to capture each URL (skipped when archived recently), within IA's
     limits; each capture is recorded in the store. Without IA keys every answer says so."""

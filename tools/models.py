@@ -19,10 +19,6 @@ Verdict = Literal[
 ]
 DEAD_VERDICTS: frozenset[str] = frozenset({"dead", "soft404", "unreachable"})
 Kind = Literal["moved", "replacement", "archived"]
-Method = Literal[
-    "REDIRECT", "INFER", "PICK", "TI", "TA", "LS5", "LS7", "ANC", "ANC+", "URL", "LNLS",
-    "SITE", "CDX", "CONTEXT", "LINKS", "ELSEWHERE",
-]
 
 
 class Hop(BaseModel):

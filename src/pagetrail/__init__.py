@@ -1,9 +1,10 @@
 """pagetrail — find where a dead web link went.
 
 `import pagetrail` is the Python API: the engine's functions (check, recover, archives,
-signature, tags, search, rank, related pages, scans, digests, watches, batches, evaluation,
-the testbed, workers, the store), its result models and its errors. Only the names in
-`__all__` are public; the modules behind them (`pagetrail.tools`, `pagetrail.store`) may
+signature, tags, search, rank, related pages, scans, digests, watches, batches, workers, the
+store), its result models and its errors. The command line's own tools — evaluation, the
+testbed and its pywb archive, training the URL classifier, the alias evaluation — are
+`pagetrail.lab`'s. Only the names in `__all__` are public; the modules behind them (`pagetrail.tools`, `pagetrail.store`) may
 move. The faces (`pagetrail.cli`, `pagetrail.server`, `pagetrail.bot`) import only this
 module, and import-linter keeps them so (pyproject `[tool.importlinter]`).
 
@@ -56,7 +57,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         store_revisions,
     )
     from pagetrail.tools.content.dates import parse_date
-    from pagetrail.tools.content.uritokens import VARIANTS as URI_TOKEN_VARIANTS
     from pagetrail.tools.errors import (
         ArchiveUnavailable,
         BadJobInput,
@@ -78,28 +78,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         UnsupportedContent,
         WorldError,
     )
-    from pagetrail.tools.eval.alias_eval import (
-        SWEEP_GRID as ALIAS_SWEEP_GRID,
-    )
-    from pagetrail.tools.eval.alias_eval import (
-        SWEEP_MIN_PRECISION as ALIAS_SWEEP_MIN_PRECISION,
-    )
-    from pagetrail.tools.eval.alias_eval import (
-        best_swept,
-        evaluate_aliases,
-        load_fable_dataset,
-    )
-    from pagetrail.tools.eval.eval_runner import (
-        EVAL_METHODS,
-        EngineChoice,
-        expand_methods,
-        run_evaluation,
-    )
-    from pagetrail.tools.eval.eval_runner import (
-        resolve_engine as resolve_eval_engine,
-    )
-    from pagetrail.tools.eval.evaluate import CaseResult
-    from pagetrail.tools.eval.evaluate import build_report as build_eval_report
     from pagetrail.tools.fix.lychee import LycheeReportError
     from pagetrail.tools.fix.lychee import read_lychee as read_lychee_report
     from pagetrail.tools.fix.report import render as render_fix_report
@@ -140,50 +118,14 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.net.logsafe import install_log_redaction
     from pagetrail.tools.net.netguard import ensure_fetchable, origin_of
     from pagetrail.tools.net.urls import same_url, validate_url
-    from pagetrail.tools.recovery.aliases import (
-        DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS,
-    )
-    from pagetrail.tools.recovery.aliases import (
-        KnownMove,
-        infer_aliases,
-    )
-    from pagetrail.tools.recovery.aliases import (
-        Thresholds as AliasThresholds,
-    )
-    from pagetrail.tools.recovery.classify import (
-        DEFAULT_KIND as DEFAULT_CLASSIFIER_KIND,
-    )
-    from pagetrail.tools.recovery.classify import (
-        DEFAULT_VARIANT as DEFAULT_CLASSIFIER_VARIANT,
-    )
-    from pagetrail.tools.recovery.classify import (
-        MODEL_KINDS as CLASSIFIER_KINDS,
-    )
-    from pagetrail.tools.recovery.classify import (
-        PAPER_TABLE6 as CLASSIFIER_PAPER_TABLE6,
-    )
-    from pagetrail.tools.recovery.classify import (
-        classify_url,
-    )
-    from pagetrail.tools.recovery.classify import (
-        evaluate as evaluate_classifier,
-    )
-    from pagetrail.tools.recovery.classify import (
-        load_candidates as load_classifier_candidates,
-    )
-    from pagetrail.tools.recovery.classify import (
-        load_examples as load_classifier_examples,
-    )
-    from pagetrail.tools.recovery.classify import (
-        load_model as load_classifier,
-    )
-    from pagetrail.tools.recovery.classify import (
-        train as train_classifier,
-    )
+    from pagetrail.tools.recovery.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
+    from pagetrail.tools.recovery.aliases import KnownMove, infer_aliases
+    from pagetrail.tools.recovery.aliases import Thresholds as AliasThresholds
+    from pagetrail.tools.recovery.classify import classify_url
+    from pagetrail.tools.recovery.context import ProgressFn as RecoveryProgressFn
     from pagetrail.tools.recovery.memory import moves_for_site
     from pagetrail.tools.recovery.output import robust_link
     from pagetrail.tools.recovery.output import summary_line as recovery_summary
-    from pagetrail.tools.recovery.pipeline import ProgressFn as RecoveryProgressFn
     from pagetrail.tools.recovery.pipeline import recover
     from pagetrail.tools.scan.digest import (
         ChannelDigest,
@@ -194,15 +136,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         recover_confirmed,
         recovery_plan,
     )
-    from pagetrail.tools.scan.digest import (
-        to_html as digest_html,
-    )
-    from pagetrail.tools.scan.digest import (
-        to_json as digest_json,
-    )
-    from pagetrail.tools.scan.digest import (
-        to_markdown as digest_markdown,
-    )
+    from pagetrail.tools.scan.digest import to_html as digest_html
+    from pagetrail.tools.scan.digest import to_json as digest_json
+    from pagetrail.tools.scan.digest import to_markdown as digest_markdown
     from pagetrail.tools.scan.digest_delivery import DigestPoster, PostOutcome
     from pagetrail.tools.scan.digest_delivery import post_due_digests as deliver_due_digests
     from pagetrail.tools.scan.page import LinkStatus, PageScan
@@ -213,10 +149,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.scan.trend import render_chart as render_trend_chart
     from pagetrail.tools.settings import Settings, config_file, get_settings, mask_url
     from pagetrail.tools.settings import configured_store as open_store
-    from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
-    from pagetrail.tools.testbed.runner import Testbed
-    from pagetrail.tools.testbed.subset import SubsetOptions, make_subset
-    from pagetrail.tools.testbed.world import World, load_world
     from pagetrail.tools.workers.batch import batch_format, read_batch, write_answers
     from pagetrail.tools.workers.batch import failed as failed_jobs
     from pagetrail.tools.workers.dispatch import (
@@ -320,7 +252,7 @@ _EXPORTS: dict[str, str] = {
     "origin_of": "pagetrail.tools.net.netguard",
     # The whole recovery pipeline (unslimmed) and its one-line summaries
     "recover": "pagetrail.tools.recovery.pipeline",
-    "RecoveryProgressFn": "pagetrail.tools.recovery.pipeline:ProgressFn",
+    "RecoveryProgressFn": "pagetrail.tools.recovery.context:ProgressFn",
     "recovery_summary": "pagetrail.tools.recovery.output:summary_line",
     "robust_link": "pagetrail.tools.recovery.output",
     "check_summary": "pagetrail.tools.linkcheck.check:summary_line",
@@ -349,44 +281,13 @@ _EXPORTS: dict[str, str] = {
     "scan_on_workers": "pagetrail.tools.workers.dispatch",
     "configured_digest_runner": "pagetrail.tools.workers.dispatch",
     "prepare_distributed": "pagetrail.tools.workers.dispatch",
-    # URL classifier (related pages)
-    "CLASSIFIER_KINDS": "pagetrail.tools.recovery.classify:MODEL_KINDS",
-    "DEFAULT_CLASSIFIER_KIND": "pagetrail.tools.recovery.classify:DEFAULT_KIND",
-    "DEFAULT_CLASSIFIER_VARIANT": "pagetrail.tools.recovery.classify:DEFAULT_VARIANT",
-    "CLASSIFIER_PAPER_TABLE6": "pagetrail.tools.recovery.classify:PAPER_TABLE6",
+    # URL topics (related pages; training and evaluating the classifier: pagetrail.lab)
     "classify_url": "pagetrail.tools.recovery.classify",
-    "evaluate_classifier": "pagetrail.tools.recovery.classify:evaluate",
-    "load_classifier_candidates": "pagetrail.tools.recovery.classify:load_candidates",
-    "load_classifier_examples": "pagetrail.tools.recovery.classify:load_examples",
-    "load_classifier": "pagetrail.tools.recovery.classify:load_model",
-    "train_classifier": "pagetrail.tools.recovery.classify:train",
-    "URI_TOKEN_VARIANTS": "pagetrail.tools.content.uritokens:VARIANTS",
     # Site aliases (rewrite rules learned from known moves)
     "infer_aliases": "pagetrail.tools.recovery.aliases",
     "KnownMove": "pagetrail.tools.recovery.aliases",
     "AliasThresholds": "pagetrail.tools.recovery.aliases:Thresholds",
     "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.recovery.aliases:DEFAULT_THRESHOLDS",
-    "evaluate_aliases": "pagetrail.tools.eval.alias_eval",
-    "load_fable_dataset": "pagetrail.tools.eval.alias_eval",
-    "best_swept": "pagetrail.tools.eval.alias_eval",
-    "ALIAS_SWEEP_GRID": "pagetrail.tools.eval.alias_eval:SWEEP_GRID",
-    "ALIAS_SWEEP_MIN_PRECISION": "pagetrail.tools.eval.alias_eval:SWEEP_MIN_PRECISION",
-    # Evaluation
-    "EVAL_METHODS": "pagetrail.tools.eval.eval_runner",
-    "EngineChoice": "pagetrail.tools.eval.eval_runner",
-    "expand_methods": "pagetrail.tools.eval.eval_runner",
-    "resolve_eval_engine": "pagetrail.tools.eval.eval_runner:resolve_engine",
-    "run_evaluation": "pagetrail.tools.eval.eval_runner",
-    "CaseResult": "pagetrail.tools.eval.evaluate",
-    "build_eval_report": "pagetrail.tools.eval.evaluate:build_report",
-    # Testbed (a loopback web, archive and search engine)
-    "Testbed": "pagetrail.tools.testbed.runner",
-    "World": "pagetrail.tools.testbed.world",
-    "load_world": "pagetrail.tools.testbed.world",
-    "ensure_pywb_venv": "pagetrail.tools.testbed.archive",
-    "pywb_venv_path": "pagetrail.tools.testbed.archive",
-    "SubsetOptions": "pagetrail.tools.testbed.subset",
-    "make_subset": "pagetrail.tools.testbed.subset",
     # Logging
     "install_log_redaction": "pagetrail.tools.net.logsafe",
     # The store
@@ -412,17 +313,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "ALIAS_SWEEP_GRID",
-    "ALIAS_SWEEP_MIN_PRECISION",
-    "CLASSIFIER_KINDS",
-    "CLASSIFIER_PAPER_TABLE6",
     "DEFAULT_ALIAS_THRESHOLDS",
-    "DEFAULT_CLASSIFIER_KIND",
-    "DEFAULT_CLASSIFIER_VARIANT",
-    "EVAL_METHODS",
     "MAX_ARCHIVE_URLS",
     "MAX_RELATED",
-    "URI_TOKEN_VARIANTS",
     "AliasThresholds",
     "ArchiveResult",
     "ArchiveUnavailable",
@@ -431,7 +324,6 @@ __all__ = [
     "BrokerUnavailable",
     "Candidate",
     "CaptureResult",
-    "CaseResult",
     "ChannelDigest",
     "CheckResult",
     "ConfigError",
@@ -439,7 +331,6 @@ __all__ = [
     "DigestPoster",
     "Document",
     "Drift",
-    "EngineChoice",
     "EngineFailure",
     "EngineUnavailable",
     "FetchFailed",
@@ -482,11 +373,9 @@ __all__ = [
     "SiteScanJob",
     "Store",
     "StoreUnavailable",
-    "SubsetOptions",
     "Tag",
     "TagsResult",
     "Term",
-    "Testbed",
     "TextCheck",
     "TextLink",
     "Trend",
@@ -494,16 +383,13 @@ __all__ = [
     "UnsupportedContent",
     "WatchChange",
     "WatchList",
-    "World",
     "WorldError",
     "__version__",
     "add_watch",
     "archive_links",
     "archived_redirects",
     "batch_format",
-    "best_swept",
     "build_digest",
-    "build_eval_report",
     "check_link",
     "check_links_in_text",
     "check_summary",
@@ -515,10 +401,6 @@ __all__ = [
     "digest_json",
     "digest_markdown",
     "ensure_fetchable",
-    "ensure_pywb_venv",
-    "evaluate_aliases",
-    "evaluate_classifier",
-    "expand_methods",
     "extract_signature",
     "failed_jobs",
     "fetch_memento",
@@ -530,12 +412,6 @@ __all__ = [
     "install_log_redaction",
     "list_captures",
     "list_watches",
-    "load_classifier",
-    "load_classifier_candidates",
-    "load_classifier_examples",
-    "load_fable_dataset",
-    "load_world",
-    "make_subset",
     "mask_url",
     "migrate_store",
     "moves_for_site",
@@ -544,7 +420,6 @@ __all__ = [
     "parse_date",
     "period_of",
     "prepare_distributed",
-    "pywb_venv_path",
     "rank_candidates",
     "read_batch",
     "read_lychee_report",
@@ -559,9 +434,7 @@ __all__ = [
     "remove_watch",
     "render_fix_report",
     "render_trend_chart",
-    "resolve_eval_engine",
     "robust_link",
-    "run_evaluation",
     "run_worker",
     "same_url",
     "scan_on_workers",
@@ -574,7 +447,6 @@ __all__ = [
     "start_site_scan",
     "store_revisions",
     "stored_trend",
-    "train_classifier",
     "validate_url",
     "write_answers",
 ]

@@ -12,11 +12,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_checkable
 
 from pydantic import SecretStr
 
-from pagetrail.tools.errors import EngineUnavailable, PagetrailError, RateLimited
+from pagetrail.tools.errors import ConfigError, EngineUnavailable, PagetrailError, RateLimited
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.fetch import retry_after_seconds as parse_retry_after
 from pagetrail.tools.net.urls import host_of
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 SearchHit = Hit
 
 __all__ = [
+    "SCOPES",
     "Engine",
     "EngineContext",
     "EngineSkipped",
@@ -36,15 +37,29 @@ __all__ = [
     "HttpGetter",
     "HttpResponse",
     "RateLimited",
+    "Scope",
     "SearchContext",
     "SearchHit",
+    "SiteLister",
     "clean_snippet",
     "host_matches",
     "make_hits",
     "parse_retry_after",
     "raise_for_status",
     "redact",
+    "scope_of",
 ]
+
+# What an engine searches, which decides where a recovery asks it:
+# - "web": the web (a search API); asked the planned queries and the title within the site;
+# - "index": pagetrail's own index of pages it has seen; asked like a web engine, but no web
+#   search is counted or reported as unasked for it;
+# - "site": the dead site itself (its sitemap, its root page's links), by host;
+# - "archive": the archives' captures of a host (CDX), by host.
+# "site" and "archive" engines are asked for the dead host and for hosts the site may have
+# moved to (the recovery's stages 0 and the neighbourhood), never the planned web queries.
+Scope = Literal["web", "index", "site", "archive"]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
 
 
 class EngineTransient(EngineUnavailable):
@@ -73,6 +88,8 @@ class Engine(Protocol):
       settings.search_rps; engines that fetch politely and memoise per host set it False.
     - `uses_context` (default False): the answer depends on the SearchContext, which then
       becomes part of the cache key.
+    - `scope` (default "web"): what it searches (`Scope`); a recovery asks an engine by its
+      scope, never by its name (`scope_of`).
     """
 
     name: str
@@ -85,6 +102,29 @@ class Engine(Protocol):
         limit: int = 10,
         context: SearchContext | None = None,
     ) -> list[Hit]: ...
+
+
+def scope_of(engine: object) -> Scope:
+    """An engine's declared scope ("web" when it declares none). Raises ConfigError for a
+    scope pagetrail does not know, naming the engine (a plugin's mistake, not the user's)."""
+    scope = getattr(engine, "scope", "web")
+    if scope not in SCOPES:
+        name = getattr(engine, "name", type(engine).__name__)
+        raise ConfigError(f"engine {name!r} declares an unknown scope {scope!r}; "
+                         f"one of {', '.join(SCOPES)}")
+    return scope
+
+
+@runtime_checkable
+class SiteLister(Protocol):
+    """A "site" engine that also hands out a site's whole map (the pages it lists and the
+    sites its root page links to), memoised per origin: what a recovery reads for sibling
+    folders, a redirected home and the sites that held other answers."""
+
+    name: str
+
+    def has_listing(self, origin: str) -> bool: ...
+    async def listing(self, origin: str) -> Any: ...
 
 
 class HttpResponse(Protocol):

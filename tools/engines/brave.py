@@ -100,6 +100,7 @@ def brave_failure(status: int, headers: Mapping[str, str], payload: Any
 
 class BraveEngine:
     rate_limited = True
+    scope = "web"
     uses_context = False
 
     def __init__(self, fetcher: HttpGetter, api_key: SecretStr, *, base_url: str = BRAVE_API,

@@ -193,6 +193,7 @@ def new_urls(captures: Iterable[Capture], *, dead_url: str | None,
 class CdxEngine:
     name = "cdx"
     rate_limited = False  # one listing per host per recovery, memoised below
+    scope = "archive"
     uses_context = True
 
     def __init__(self, fetcher: HttpGetter, endpoints: Sequence[CdxEndpoint], *,

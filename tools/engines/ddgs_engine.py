@@ -74,6 +74,7 @@ def ddgs_rows(results: Any) -> list[tuple[object, object, object]]:
 
 class DdgsEngine:
     rate_limited = True
+    scope = "web"
     uses_context = False
 
     def __init__(self, *, proxy: str | None = None, verify: bool | str = True,

@@ -76,6 +76,7 @@ def google_failure(status: int, _headers: Mapping[str, str], payload: Any
 
 class GoogleEngine:
     rate_limited = True
+    scope = "web"
     uses_context = False
 
     def __init__(self, fetcher: HttpGetter, api_key: SecretStr, cx: str, *,

@@ -53,6 +53,7 @@ class LocalIndex:
 class LocalEngine:
     name = "local"
     rate_limited = False  # our own database
+    scope = "index"
     uses_context = False
 
     def __init__(self, index: LocalIndex | Store, *, name: str = "local") -> None:

@@ -61,6 +61,7 @@ def with_site(query: str, site: str | None) -> str:
 
 class SearxngEngine:
     rate_limited = True
+    scope = "web"
     uses_context = False
 
     def __init__(self, fetcher: HttpGetter, base_url: str, *, name: str = "searxng",

@@ -177,6 +177,7 @@ class SiteListing:
 class SiteEngine:
     name = "site"
     rate_limited = False  # fetches through the fetcher's per-host politeness, once per site
+    scope = "site"
     uses_context = True
 
     def __init__(self, fetcher: HttpGetter, *, name: str = "site") -> None:

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pagetrail.tools import policy
 from pagetrail.tools.models import DEAD_VERDICTS
 from pagetrail.tools.net.urls import normalize_url
 
@@ -51,7 +52,7 @@ FULL = "full"
 SUCCESS_KINDS = frozenset({"moved", "replacement"})
 ABSTAIN_KINDS = frozenset({"none", "archived"})
 LIVE_ANSWER_KINDS = frozenset({"moved", "replacement"})
-CONFIDENT = 0.5
+CONFIDENT = policy.CONFIDENT  # the one notion of a confident answer (tools/policy.py)
 CATEGORIES = ("moved_same_host", "moved_new_host", "replaced", "gone", "alive")
 # Wayback-style replay URL: <prefix>/<14-digit timestamp><optional mode like id_>/<original>.
 _REPLAY_URL = re.compile(r"/(\d{4,14})(?:[a-z]{2}_)?/(https?:/?/?.+)$", re.I)

@@ -26,6 +26,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from pagetrail.tools import policy
 from pagetrail.tools.content.similarity import (
     ReferenceModel,
     Smoothing,
@@ -544,16 +545,18 @@ class Calibration:
 DEFAULT_CALIBRATION = Calibration(intercept=-4.0, coefficients={"final": 8.0, "moved": 2.0})
 
 
-# Where the lead stores the calibration fitted on a development world (package data).
-CALIBRATION_FILE = Path(__file__).parent / "data" / "rank_calibration.json"
+# Where the calibration tooling writes the fitted values (policy.FITTED_FILE, package data).
+CALIBRATION_FILE = policy.FITTED_FILE
 
 
 @lru_cache(maxsize=1)
 def default_calibration() -> Calibration:
-    """The fitted calibration shipped in tools/ranking/data, else the hand-set default."""
-    if CALIBRATION_FILE.is_file():
-        return Calibration.load(CALIBRATION_FILE)
-    return DEFAULT_CALIBRATION
+    """The fitted calibration (`policy.fitted`), else the hand-set default."""
+    try:
+        data = policy.fitted()
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read calibration {policy.FITTED_FILE}: {exc}") from exc
+    return DEFAULT_CALIBRATION if data is None else Calibration.from_json(json.dumps(data))
 
 
 def fit_calibration(samples: Sequence[tuple[Mapping[str, float] | Scores, bool]], *,
@@ -599,22 +602,18 @@ def decide(scores: Scores, has_memento: bool, calibration: Calibration | None = 
     return ("moved" if moved else "replacement"), round(confidence, 4)
 
 
-# Evidence that a development world rarely holds, so a fitted calibration cannot weigh it:
-# a person's pick, the site's own archived redirect, the site's inferred rewrite rule.
-# Each sets a floor under the confidence of a live, non-junk candidate.
-PICK_FLOOR = 0.95
-REDIRECT_FLOOR = 0.85
-RULE_FLOOR = 0.5  # + 0.4 × rule support (a rule seen on every known move of the site: 0.9)
-
-
 def direct_evidence_floor(scores: Scores) -> float:
+    """Evidence that a development world rarely holds, so a fitted calibration cannot weigh
+    it — a person's pick, the site's own archived redirect, the site's inferred rewrite
+    rule —: each sets a floor (`policy.*_FLOOR`) under a live, non-junk candidate's
+    confidence."""
     floor = 0.0
     if scores.pick:
-        floor = max(floor, PICK_FLOOR * scores.pick)
+        floor = max(floor, policy.PICK_FLOOR * scores.pick)
     if scores.redirect and scores.same_site:
-        floor = max(floor, REDIRECT_FLOOR)
+        floor = max(floor, policy.REDIRECT_FLOOR)
     if scores.rule_support and scores.same_site:
-        floor = max(floor, RULE_FLOOR + 0.4 * scores.rule_support)
+        floor = max(floor, policy.RULE_FLOOR + policy.RULE_SUPPORT * scores.rule_support)
     return floor
 
 

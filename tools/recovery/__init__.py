@@ -1,10 +1,14 @@
-"""The recovery pipeline: check, archives, evidence, search, rank, learn.
+"""The recovery pipeline: check, archives, evidence, the chain of stages, answer, learn.
 
-Owns `recover()`, site-level alias inference (FABLE), related archived pages and URL topic
-classification, and the formats of a Recovery. Imports every lower stage (ranking/,
-engines/, evidence/, linkcheck/, archive/, content/, net/) and the tools/ top level.
+Owns `recover_link()` (the faces' one route) and `recover()`, site-level alias inference
+(FABLE), related archived pages and URL topic classification, and the formats of a Recovery.
+Imports every lower stage (ranking/, engines/, evidence/, linkcheck/, archive/, content/,
+net/) and the tools/ top level.
 
-Modules: aliases, classify, memory, output, pipeline, related, siblings.
+Modules: route (recover_link), pipeline (recover), chain (the order and the stop rule),
+stages/ (one module a stage), context (Context, Findings, Budget, DeadURL, Ask), asking,
+candidates, link_evidence, answer, learn, memory (the store), aliases, classify, output,
+related, siblings.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
         load_model,
         train,
     )
+    from pagetrail.tools.recovery.context import Budget, ProgressFn
     from pagetrail.tools.recovery.memory import (
         add_watch,
         list_watches,
@@ -46,20 +51,21 @@ if TYPE_CHECKING:
         watched_channels,
     )
     from pagetrail.tools.recovery.output import robust_anchor, robust_link, summary_line
-    from pagetrail.tools.recovery.pipeline import Budget, ProgressFn, recover
+    from pagetrail.tools.recovery.pipeline import recover
     from pagetrail.tools.recovery.related import recommend_archived
+    from pagetrail.tools.recovery.route import recover_link
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
 _EXPORTS: dict[str, str] = {
-    "Budget": "pagetrail.tools.recovery.pipeline",
+    "Budget": "pagetrail.tools.recovery.context",
     "DEFAULT_KIND": "pagetrail.tools.recovery.classify",
     "DEFAULT_THRESHOLDS": "pagetrail.tools.recovery.aliases",
     "DEFAULT_VARIANT": "pagetrail.tools.recovery.classify",
     "KnownMove": "pagetrail.tools.recovery.aliases",
     "MODEL_KINDS": "pagetrail.tools.recovery.classify",
     "PAPER_TABLE6": "pagetrail.tools.recovery.classify",
-    "ProgressFn": "pagetrail.tools.recovery.pipeline",
+    "ProgressFn": "pagetrail.tools.recovery.context",
     "Proposal": "pagetrail.tools.recovery.aliases",
     "RuleBook": "pagetrail.tools.recovery.aliases",
     "Thresholds": "pagetrail.tools.recovery.aliases",
@@ -78,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "recommend_archived": "pagetrail.tools.recovery.related",
     "record_pick": "pagetrail.tools.recovery.memory",
     "recover": "pagetrail.tools.recovery.pipeline",
+    "recover_link": "pagetrail.tools.recovery.route",
     "remove_watch": "pagetrail.tools.recovery.memory",
     "robust_anchor": "pagetrail.tools.recovery.output",
     "robust_link": "pagetrail.tools.recovery.output",
@@ -112,6 +119,7 @@ __all__ = [
     "recommend_archived",
     "record_pick",
     "recover",
+    "recover_link",
     "remove_watch",
     "robust_anchor",
     "robust_link",

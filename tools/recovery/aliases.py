@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pagetrail.tools.net.urls import normalize_url, site_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pagetrail.tools.net.fetch import Fetcher
+    from pagetrail.tools.net.fetch import Fetcher, Response
 
 # Explanations per move are enumerated as a product of per-position alternatives; these caps
 # keep a long path from exploding while keeping the preferred alternatives.
@@ -759,7 +759,7 @@ async def verify_proposals(
             bool(final_path) or not urlsplit(proposal.url).path.strip("/"))
         similarity = None
         if memento_text and alive and response.is_html:
-            similarity = _cosine(memento_text, _html_text(response.text()))
+            similarity = _page_similarity(memento_text, response)
         ok = alive and (similarity is None or similarity >= min_similarity)
         results.append(Verified(proposal, response.status, response.final_url, similarity, ok))
     return results
@@ -773,21 +773,12 @@ def _document_text(doc: object | None) -> str:
     return " ".join(str(getattr(doc, name, "") or "") for name in ("title", "text"))
 
 
-def _html_text(html: str) -> str:
-    from bs4 import BeautifulSoup
+def _page_similarity(memento_text: str, response: Response) -> float:
+    """Cosine of the content terms (tools.content.similarity.cosine_text) of the archived
+    text and the page's (tools.content.document.parse_document: title and main text)."""
+    from pagetrail.tools.content.document import parse_document
+    from pagetrail.tools.content.similarity import cosine_text
 
-    soup = BeautifulSoup(html, "lxml")
-    for tag in soup(["script", "style", "noscript"]):
-        tag.decompose()
-    return soup.get_text(" ")
-
-
-def _cosine(a: str, b: str) -> float:
-    """Cosine (tools.content.similarity's) of the two texts' word counts, words of two letters up."""
-    from collections import Counter
-
-    from pagetrail.tools.content.similarity import cosine
-
-    ta = Counter(w for w in _NON_WORD.split(a.lower()) if len(w) > 1)
-    tb = Counter(w for w in _NON_WORD.split(b.lower()) if len(w) > 1)
-    return cosine(ta, tb)
+    page = parse_document(response.content, response.final_url,
+                          content_type=response.headers.get("content-type"), links=False)
+    return cosine_text(memento_text, f"{page.title} {page.text}", page.lang or "en")

@@ -6,20 +6,54 @@ no URL rules."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
 from pagetrail.store import watches as _watches
-from pagetrail.store.db import Store
+from pagetrail.store.db import STORE_ERRORS, Store
 from pagetrail.store.elsewhere import AnswerSite, insert_answer_elsewhere
 from pagetrail.store.elsewhere import answer_sites as _answer_sites
+from pagetrail.store.linkgraph import backlinks
 from pagetrail.store.moves import MOVE_SOURCES, MoveRecord, insert_move, moves_on_host
-from pagetrail.store.picks import PickRecord, insert_pick, picks_on_host
+from pagetrail.store.picks import PickRecord, insert_pick, picked_since, picks_on_host
+from pagetrail.store.recoveries import latest_recovery, remember_recovery
+from pagetrail.store.scans import first_seen
+from pagetrail.store.searches import cache_hits, cached_hits
 from pagetrail.tools.errors import InvalidURL
+from pagetrail.tools.models import EngineFailure, Recovery
 from pagetrail.tools.net.urls import normalize_url, same_url, site_of, validate_url
 
 __all__ = [
-    "MOVE_SOURCES", "AnswerSite", "MoveRecord", "PickRecord", "add_watch", "answer_sites",
-    "list_watches", "moves_for_site", "picks_for", "record_answer_elsewhere", "record_move",
-    "record_pick", "remove_watch", "watched_channels",
+    "MOVE_SOURCES", "AnswerSite", "MoveRecord", "PickRecord", "Store", "add_watch",
+    "answer_sites", "backlink_anchors", "cached_answer", "first_seen", "keep_listing",
+    "kept_listing", "list_watches", "moves_for_site", "picks_and_rejections", "picks_for",
+    "record_answer_elsewhere", "record_move", "record_pick", "remember_answer", "remove_watch",
+    "stored", "watched_channels",
 ]
+
+log = logging.getLogger(__name__)
+
+CACHE_TTL = timedelta(days=1)  # a remembered answer is given again for a day
+LISTING_CACHE = "site listing"  # the search cache's engine name for an answer site's map
+LISTING_TTL = timedelta(days=1)  # an answer site's map is read once a day
+
+T = TypeVar("T")
+
+
+async def stored(failures: list[EngineFailure], what: str, default: T,
+                 call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """A store call in a thread; a database failure is the answer's named partial failure
+    (`store`), never a crash of the recovery nor a silent gap."""
+    try:
+        return await asyncio.to_thread(call, *args, **kwargs)
+    except STORE_ERRORS as exc:
+        log.warning("store failed while %s: %s", what, exc)
+        failures.append(EngineFailure(engine="store",
+                                      error=f"{what}: {type(exc).__name__}: {exc}"[:500]))
+        return default
 
 
 def record_move(store: Store, old_url: str, new_url: str, *, source: str) -> MoveRecord | None:
@@ -96,3 +130,53 @@ def remove_watch(store: Store, channel: str, target: str) -> bool:
 
 list_watches = _watches.list_watches
 watched_channels = _watches.watched_channels
+
+
+def picks_and_rejections(store: Store, url: str) -> tuple[list[str], set[str]]:
+    """The URLs people chose for this dead URL (newest first, once each), and the
+    normalised URLs they said are not it."""
+    chosen: list[str] = []
+    rejected: set[str] = set()
+    for pick in picks_for(store, url):
+        if pick.rejected:
+            rejected.add(normalize_url(pick.chosen_url))
+        elif pick.chosen_url not in chosen:
+            chosen.append(pick.chosen_url)
+    return chosen, rejected
+
+
+def cached_answer(store: Store, url: str, key: str) -> Recovery | None:
+    """The answer remembered for this request within CACHE_TTL, unless a person picked
+    something on the site since (then it is answered afresh)."""
+    row = latest_recovery(store, key)
+    if row is None or datetime.now(UTC) - row.created_at > CACHE_TTL:
+        return None
+    if picked_since(store, site_of(url), row.created_at):
+        return None  # a person spoke since: answer afresh
+    recovery = Recovery.model_validate(row.answer)
+    recovery.cached = True
+    recovery.requests = 0
+    return recovery
+
+
+def remember_answer(store: Store, url: str, key: str, recovery: Recovery,
+                    request: dict[str, object]) -> None:
+    remember_recovery(store, url, key, request=request,
+                      answer=recovery.model_dump(mode="json"), seconds=recovery.seconds)
+
+
+def kept_listing(store: Store, origin: str) -> dict[str, str] | None:
+    """An answer site's map (URL → link text) kept within LISTING_TTL, or None."""
+    rows = cached_hits(store, LISTING_CACHE, "", origin, datetime.now(UTC))
+    return None if rows is None else {str(row["url"]): str(row.get("text", "")) for row in rows}
+
+
+def keep_listing(store: Store, origin: str, pages: dict[str, str]) -> None:
+    cache_hits(store, LISTING_CACHE, "", origin,
+               [{"url": url, "text": text} for url, text in pages.items()],
+               now=datetime.now(UTC), ttl=LISTING_TTL)
+
+
+def backlink_anchors(store: Store, url: str) -> list[str]:
+    """The anchor texts of the pages known to link to this URL (the link neighbourhood)."""
+    return [e.anchor for e in backlinks(store, url, limit=10) if e.anchor]

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+from pagetrail.tools.content.dates import as_utc
 from pagetrail.tools.content.uritokens import TokenOptions, all_grams, similarity_tokens, uri_text
 from pagetrail.tools.errors import ConfigError, PagetrailError
 from pagetrail.tools.models import Memento
@@ -69,10 +70,10 @@ RELATED_NOTE = ("related archived pages on the same topic as the lost URL — no
 def temporal_similarity(requested: datetime, captured: datetime, *, now: datetime,
                         earliest: datetime = EARLIEST) -> float:
     """1 − |rd − cd| / (ud − ed), clipped to [0, 1]."""
-    span = (_utc(now) - _utc(earliest)).total_seconds()
+    span = (as_utc(now) - as_utc(earliest)).total_seconds()
     if span <= 0:
         return 0.0
-    gap = abs((_utc(requested) - _utc(captured)).total_seconds())
+    gap = abs((as_utc(requested) - as_utc(captured)).total_seconds())
     return max(0.0, min(1.0, 1.0 - gap / span))
 
 
@@ -162,10 +163,6 @@ def _letters(text: str) -> str:
     return "".join(ch for ch in text if ch.isalnum())
 
 
-def _utc(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
 # --------------------------------------------------------------------------- results
 
 
@@ -247,8 +244,8 @@ async def rank_archived(
     the best `limit` + 5 by the other three components.
     """
     weights = normalise_weights(weights)
-    now = _utc(now or datetime.now(UTC))
-    requested = _utc(at) if at else now
+    now = as_utc(now or datetime.now(UTC))
+    requested = as_utc(at) if at else now
     wanted_tokens = similarity_tokens(request_url)
     semaphore = asyncio.Semaphore(LOOKUP_CONCURRENCY)
     failures: list[str] = []
@@ -267,7 +264,7 @@ async def rank_archived(
         good = [c for c in captures if _is_good(c)]
         if not good:
             continue
-        closest = min(good, key=lambda c: (abs((_utc(c.datetime) - requested).total_seconds()),
+        closest = min(good, key=lambda c: (abs((as_utc(c.datetime) - requested).total_seconds()),
                                            c.datetime))
         components: dict[str, float | None] = {
             "temporal": temporal_similarity(requested, closest.datetime, now=now),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +24,9 @@ from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.recovery.pipeline import ProgressFn, recover
 from pagetrail.tools.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from pagetrail.store.db import Store
 
 CHECK_CONCURRENCY = 4
 
@@ -91,12 +94,12 @@ async def _page_links(url: str, fetcher: Fetcher) -> tuple[str, str, list[Link]]
     return response.final_url, document.title, document.links
 
 
-async def scan_page(url: str, *, settings: Settings | None = None, store: Any | None = None,
+async def scan_page(url: str, *, settings: Settings | None = None, store: Store | None = None,
                     limit: int = 3, max_links: int = 100, max_candidates: int = 3,
                     concurrency: int = CHECK_CONCURRENCY, progress: ProgressFn | None = None,
                     ) -> PageScan:
     """Check the links of the page at `url`; recover the first `limit` dead ones."""
-    from pagetrail.tools.api import slim_recovery
+    from pagetrail.tools.recovery.route import slim_recovery
 
     settings = settings or get_settings()
     async with Fetcher(settings) as fetcher:

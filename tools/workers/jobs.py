@@ -135,7 +135,7 @@ def recover_input(raw: dict[str, Any]) -> dict[str, Any]:
 
 async def recover_job(item: dict[str, Any], settings: Settings, store: Store) -> JobRecord:
     """Recover one dead link (the full pipeline, with the store's caches, picks and moves)."""
-    from pagetrail.tools.api import recover_link
+    from pagetrail.tools.recovery.route import recover_link
 
     key = job_key("recover", item)
     done = await _done(store, "recover", [key])

@@ -1,0 +1,138 @@
+"""The chain's step (plan, ask together, complement, settle, rank) and its stop rule, the
+direct stage and the engines' scopes, with a fake context (tests/stage_fakes.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from stage_fakes import ListingEngine, TableEngine, make_context
+
+from pagetrail.tools import policy
+from pagetrail.tools.engines.base import scope_of
+from pagetrail.tools.errors import ConfigError
+from pagetrail.tools.models import ArchivedRedirect, Candidate, Scores
+from pagetrail.tools.ranking.rank import Reference
+from pagetrail.tools.recovery import chain
+from pagetrail.tools.recovery.context import Ask, Asks, Engines
+from pagetrail.tools.recovery.stages import direct
+
+DEAD = "https://old.example/news/solar-farms-double.html"
+
+
+class Recording:
+    """A stage that asks one query now and one then, and records the order of events."""
+
+    def __init__(self, name: str, engine: str, events: list[str]) -> None:
+        self.NAME, self.engine, self.events = name, engine, events
+
+    async def plan(self, ctx, found) -> Asks:
+        self.events.append(f"plan {self.NAME}")
+        return Asks(now=[Ask("TI", f"{self.NAME} now", [self.engine])],
+                    then=[Ask("TI", f"{self.NAME} then", [self.engine])])
+
+    async def settle(self, ctx, found) -> int:
+        self.events.append(f"settle {self.NAME} after {len(found.queries)} queries")
+        return 0
+
+
+def test_a_step_plans_in_order_asks_now_then_then_and_settles():
+    engine = TableEngine("websearch", urls=["https://new.example/a"])
+    ctx, found = make_context(DEAD, engines=[engine])
+    events: list[str] = []
+    stages = (Recording("one", "websearch", events), Recording("two", "websearch", events))
+    stopped = asyncio.run(chain.step(ctx, found, stages))
+    assert events == ["plan one", "plan two", "settle one after 4 queries",
+                      "settle two after 4 queries"]
+    asked = [query for query, _site in engine.asked]
+    assert set(asked[:2]) == {"one now", "two now"} and asked[2:] == ["one then", "two then"]
+    # the `then` queries only add pages: the page both gave keeps the votes of `now` only
+    [page] = found.candidates.values()
+    assert page.url == "https://new.example/a" and len(page.hits) == 2
+    assert stopped is False  # the page could not be fetched: nothing to confirm
+
+
+def _candidate(confidence: float, **scores: float) -> Candidate:
+    return Candidate(url=f"https://new.example/{confidence}", kind="replacement",
+                     confidence=confidence, scores=Scores(**scores))
+
+
+def test_the_stop_rule_is_the_policys():
+    reference = Reference(dead_url=DEAD)
+    sure = policy.CONFIRM_CONFIDENCE
+    assert chain.confirmed([_candidate(sure)], reference)
+    assert chain.confirmed([_candidate(sure), _candidate(sure - policy.CONFIRM_MARGIN - 0.01)],
+                           reference)
+    assert not chain.confirmed([_candidate(sure), _candidate(sure - 0.1)], reference)
+    assert not chain.confirmed([_candidate(sure - 0.01)], reference)
+    assert not chain.confirmed([], reference)
+
+
+def test_direct_evidence_adds_archived_redirects_unless_not_allowed():
+    ctx, found = make_context(DEAD)
+    redirect = ArchivedRedirect(original_url=DEAD, target_url="https://old.example/energy/x",
+                                datetime="2020-01-01T00:00:00Z", status=301,
+                                memento_url="https://web.archive.org/web/2020/x")
+    evidence: dict[str, object] = {}
+    known = asyncio.run(direct.gather(ctx.url, None, None, found, [redirect], "", evidence))
+    assert [e.url for e in found.candidates.values()] == ["https://old.example/energy/x"]
+    assert evidence["archived_redirects"] == ["https://old.example/energy/x"]
+    assert known.picks == [] and found.archived_redirects == [redirect]
+    assert asyncio.run(direct.plan(ctx, found)).added == 1
+    _ctx, none_found = make_context(DEAD)
+    asyncio.run(direct.gather(ctx.url, None, frozenset({"TI"}), none_found, [redirect], "", {}))
+    assert none_found.candidates == {}
+
+
+class PluginMapper:
+    """A third-party engine that searches the dead site and reads its map (no built-in
+    class, no built-in name)."""
+
+    name = "acme-sitemaps"
+    scope = "site"
+
+    async def search(self, query, *, site=None, limit=10, context=None):
+        return []
+
+    def has_listing(self, origin):
+        return False
+
+    async def listing(self, origin):
+        raise AssertionError("not read here")
+
+
+def test_a_plugin_declares_its_scope_and_is_asked_for_the_dead_site():
+    engines = [TableEngine("websearch"), PluginMapper(), TableEngine("mine", scope="index")]
+    ctx, _found = make_context(DEAD, engines=engines)
+    assert ctx.engines.lister is engines[1]
+    assert ctx.engines.site_local == ["acme-sitemaps"]
+    assert ctx.engines.web == ["websearch"] and ctx.engines.index == ["mine"]
+    assert ctx.engines.method("acme-sitemaps") == "SITE"
+    assert not ctx.engines.counts_as_web("acme-sitemaps")
+    assert ctx.engines.counts_as_web("websearch") and ctx.engines.counts_as_web("store")
+
+
+def test_engines_without_a_scope_are_web_and_an_unknown_scope_is_named():
+    class Bare:
+        name = "bare"
+
+    assert scope_of(Bare()) == "web"
+    odd = TableEngine("odd", scope="gopher")
+    with pytest.raises(ConfigError, match=r"odd.*gopher"):
+        Engines.of([odd], host_silent=False)
+
+
+def test_built_in_engines_declare_their_scopes():
+    from pagetrail.tools.engines.brave import BraveEngine
+    from pagetrail.tools.engines.cdx import CdxEngine
+    from pagetrail.tools.engines.ddgs_engine import DdgsEngine
+    from pagetrail.tools.engines.google import GoogleEngine
+    from pagetrail.tools.engines.local import LocalEngine
+    from pagetrail.tools.engines.searxng import SearxngEngine
+    from pagetrail.tools.engines.site import SiteEngine
+
+    assert (SiteEngine.scope, CdxEngine.scope, LocalEngine.scope) == ("site", "archive",
+                                                                     "index")
+    assert {e.scope for e in (BraveEngine, GoogleEngine, DdgsEngine, SearxngEngine)} == {"web"}
+    assert Engines.of([ListingEngine("site"), TableEngine("cdx", scope="archive")],
+                      host_silent=False).listers == ["site", "cdx"]

@@ -1,0 +1,90 @@
+"""The neighbourhood's stages (siblings, answer sites, links) and the web rounds, with a
+fake context (tests/stage_fakes.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from stage_fakes import Listing, ListingEngine, TableEngine, make_context
+
+from pagetrail.tools.models import Candidate, Hit, Link, Scores
+from pagetrail.tools.recovery.context import Ask
+from pagetrail.tools.recovery.stages import answer_sites, links, siblings, web
+
+DEAD = "https://old.example/news/solar-farms-double.html"
+
+
+def test_siblings_try_the_slug_under_the_candidates_folders():
+    ctx, found = make_context(DEAD, engines=[ListingEngine("mapper")])
+    found.add_hit("SITE", Hit(url="https://old.example/read/wind-parks-grow.html", rank=1,
+                              engine="mapper"))
+    asks = asyncio.run(siblings.plan(ctx, found))
+    assert asks.added == 1 and not asks.now
+    assert "https://old.example/read/solar-farms-double.html" in {
+        e.url for e in found.candidates.values()}
+    again = asyncio.run(siblings.plan(ctx, found))
+    assert again.added == 0  # each transplant once a recovery
+
+
+def test_no_siblings_for_a_gone_site():
+    ctx, found = make_context(DEAD, site_gone=True)
+    found.add_hit("SITE", Hit(url="https://old.example/read/wind-parks-grow.html", rank=1,
+                              engine="x"))
+    assert asyncio.run(siblings.plan(ctx, found)).added == 0
+
+
+def test_answer_sites_maps_give_pages_carrying_the_query_terms_once_a_recovery():
+    copy = "https://mirror.example/2020/solar-farms-double"
+    mapper = ListingEngine("mapper", maps={"https://mirror.example/": Listing(
+        "https://mirror.example/", pages={copy: "Solar farms double",
+                                          "https://mirror.example/about": "About us"})})
+    ctx, found = make_context(DEAD, engines=[mapper])
+    found.answer_sites = ["https://mirror.example/", "https://gone.example/"]
+    asks = asyncio.run(answer_sites.plan(ctx, found))
+    assert asks.added == 1
+    assert [e.url for e in found.candidates.values()] == [copy]
+    assert [f.engine for f in found.failures] == ["elsewhere"]  # gone.example lists nothing
+    assert asyncio.run(answer_sites.plan(ctx, found)).added == 0  # read once
+
+
+def test_links_list_the_site_of_a_related_candidate_and_follow_fetched_pages_links():
+    other = "https://new.example/energy/solar-farms-double"
+    mapper = ListingEngine("mapper")
+    ctx, found = make_context(DEAD, engines=[mapper, TableEngine("captures", scope="archive")])
+    found.ranked = [Candidate(url="https://new.example/energy/solar", kind="replacement",
+                              confidence=0.2, scores=Scores(url_similarity=0.6))]
+    asks = asyncio.run(links.plan(ctx, found))
+    assert {(a.method, a.site, tuple(a.engines)) for a in asks.now} == {
+        ("LINKS", "new.example", ("mapper",)), ("LINKS", "new.example", ("captures",))}
+    assert "new.example" in found.listed_sites
+    found.outlinks["https://new.example/energy/"] = [
+        Link(url=other, anchor="Solar farms double"),
+        Link(url="https://elsewhere.example/solar", anchor="Solar farms double")]
+    assert asyncio.run(links.settle(ctx, found)) == 1
+    assert [e.url for e in found.candidates.values()] == [other]
+
+
+def test_links_ask_nothing_when_not_allowed():
+    ctx, found = make_context(DEAD, engines=[ListingEngine("mapper")],
+                              methods=frozenset({"SITE"}))
+    found.ranked = [Candidate(url="https://new.example/x", kind="replacement", confidence=0.2,
+                              scores=Scores(url_similarity=0.6))]
+    assert asyncio.run(links.plan(ctx, found)).now == []
+    assert asyncio.run(links.settle(ctx, found)) == 0
+
+
+def test_web_rounds_ask_the_web_and_the_index_never_the_site_engines():
+    engines = [ListingEngine("mapper"), TableEngine("websearch"), TableEngine("mine",
+                                                                              scope="index")]
+    ctx, found = make_context(DEAD, engines=engines)
+    rounds = web.rounds(ctx, 0)
+    assert rounds and all(ask.engines == ["websearch", "mine"]
+                          for r in rounds for ask in r.batch)
+    assert [r.number for r in rounds] == sorted(r.number for r in rounds)
+    first = asyncio.run(rounds[0].plan(ctx, found))
+    assert first.now == rounds[0].batch and isinstance(first.now[0], Ask)
+
+
+def test_no_web_round_without_a_web_engine_or_index():
+    ctx, _found = make_context(DEAD, engines=[ListingEngine("mapper")])
+    assert web.rounds(ctx, 0) == []

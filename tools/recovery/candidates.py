@@ -1,0 +1,87 @@
+"""Fetching the candidates worth a request and ranking them (after every stage)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from pagetrail.tools.content.document import extract_links, looks_like_error_page, parse_document
+from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.linkcheck.walls import response_wall
+from pagetrail.tools.models import Candidate
+from pagetrail.tools.net.urls import normalize_url
+from pagetrail.tools.offload import off_loop
+from pagetrail.tools.ranking.rank import CandidateEvidence, rank_candidates
+from pagetrail.tools.recovery.context import Context, Findings
+
+log = logging.getLogger(__name__)
+
+# Direct evidence is fetched first, in this order; then the best-ranked hits.
+DIRECT_ORDER = {"PICK": 0, "REDIRECT": 1, "INFER": 2}
+
+
+async def rank(ctx: Context, found: Findings) -> list[Candidate]:
+    """Fetch what is worth fetching, rank every candidate; the ranking is also kept in
+    `found.ranked`."""
+    found.enter("candidates")
+    await fetch_candidates(ctx, found)
+    await found.report("ranking", len(found.fetched), len(found.candidates), "")
+    found.ranked = await off_loop(rank_candidates, ctx.reference, list(found.candidates.values()))
+    found.enter("search")
+    return found.ranked
+
+
+def fetch_order(found: Findings) -> list[CandidateEvidence]:
+    """Unfetched candidates, the most promising first: direct evidence, then best rank."""
+
+    def key(evidence: CandidateEvidence) -> tuple[int, int, int]:
+        best_direct = min((DIRECT_ORDER.get(m, 9) for m, _e, _r in evidence.hits), default=9)
+        best_rank = min((r for _m, _e, r in evidence.hits), default=99)
+        return best_direct, best_rank, -len(evidence.hits)
+
+    pending = [e for k, e in found.candidates.items() if k not in found.fetched]
+    pending.sort(key=key)
+    # Only the top of each query's list is worth a fetch (budget: requests per case).
+    return [e for e in pending
+            if key(e)[0] < 9 or key(e)[1] <= found.budget.fetch_per_query]
+
+
+async def fetch_candidates(ctx: Context, found: Findings) -> None:
+    room = found.budget.max_candidates - len(found.fetched)
+    todo = fetch_order(found)[: max(0, room)]
+    if not todo:
+        return
+    limit = asyncio.Semaphore(max(1, ctx.settings.concurrency))
+
+    async def fetch(evidence: CandidateEvidence) -> None:
+        found.fetched.add(normalize_url(evidence.url))
+        async with limit:
+            try:
+                response = await ctx.fetcher.get(evidence.url)
+            except PagetrailError as exc:
+                log.info("candidate %s: %s", evidence.url, exc)
+                return
+        if response.status != 200 or not response.is_html:
+            evidence.hits.clear()  # a dead or non-page candidate is no answer
+            return
+        if response_wall(response) is not None:
+            # A bot wall or challenge answered 200 (PerimeterX, Imperva): its words are not the
+            # page's, so the candidate keeps its search hit but gets no document to rank by.
+            return
+        # In a thread: extraction is ~50 ms of CPU a page, and the other candidates'
+        # transfers (and other recoveries sharing the loop) go on meanwhile.
+        document = await off_loop(
+            parse_document, response.content, response.final_url,
+            content_type=response.headers.get("content-type"), links=False)
+        if looks_like_error_page(document):
+            evidence.hits.clear()
+            return
+        evidence.document = document
+        # The link graph: pages near the answer link to it (cheap: no text extraction).
+        found.outlinks[normalize_url(evidence.url)] = extract_links(
+            response.content, response.final_url,
+            content_type=response.headers.get("content-type"))
+
+    await asyncio.gather(*(fetch(e) for e in todo))
+    for key in [k for k, e in found.candidates.items() if not e.hits]:
+        del found.candidates[key]

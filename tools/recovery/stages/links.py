@@ -1,0 +1,88 @@
+"""The neighbourhood, for pages the web index does not hold: the own map (sitemap, root page
+links; CDX listing) of the sites where the best candidates live when they are not the dead
+site (the site moved to a new host), and the link graph — links on the fetched candidate
+pages of the dead site and of those sites, ranked by overlap of their anchor text and URL
+with the evidence."""
+
+from __future__ import annotations
+
+from pagetrail.tools.engines.base import SearchContext
+from pagetrail.tools.engines.overlap import rank_by_overlap, rank_by_url
+from pagetrail.tools.models import Candidate, Hit
+from pagetrail.tools.net.urls import host_of, normalize_url, site_of
+from pagetrail.tools.ranking.rank import reciprocal_rank_fusion
+from pagetrail.tools.recovery.context import Ask, Asks, Context, Findings
+
+NAME = "links"
+NEW_HOSTS = 4  # other sites (where top candidates live) whose own map is read, per recovery
+# How deep in the ranking a related page on another site names a site worth listing: an
+# unindexed replacement sits on a site whose other pages rank low (another article of it).
+NEIGHBOUR_DEPTH = 8
+LINK_CANDIDATES = 5  # link-graph targets fetched per round, best overlap first
+
+
+async def plan(ctx: Context, found: Findings) -> Asks:
+    """Ask the site-local engines for the maps of the sites where related candidates live."""
+    asks = Asks(context=SearchContext(after=ctx.search.after))
+    if not ctx.listing_queries or not ctx.allowed("LINKS"):
+        return asks
+    sites = {site_of(ctx.url)} | found.listed_sites
+    for candidate in found.ranked[:NEIGHBOUR_DEPTH]:
+        other = site_of(candidate.url)
+        if other in sites or len(found.listed_sites) >= NEW_HOSTS or not looks_related(candidate):
+            continue
+        sites.add(other)
+        found.listed_sites.add(other)
+        asks.now += [Ask("LINKS", query, [name], host_of(candidate.url))
+                     for name in ctx.engines.site_local for query in ctx.listing_queries]
+    return asks
+
+
+async def settle(ctx: Context, found: Findings) -> int:
+    """Follow the links of the pages fetched so far on the dead site and the listed ones."""
+    if not ctx.listing_queries or not ctx.allowed("LINKS"):
+        return 0
+    sites = {site_of(ctx.url)} | found.listed_sites
+    return follow_links(found, ctx.listing_queries[0], sites)
+
+
+def looks_related(candidate: Candidate) -> bool:
+    """Worth reading its site's map: the page resembles the dead one by its URL, title or
+    text (a site the dead one moved to), not merely by ranking among weak candidates."""
+    scores = candidate.scores
+    return (scores.url_similarity >= 0.15 or (scores.title_similarity or 0.0) >= 0.5
+            or (scores.content_cosine or 0.0) >= 0.5)
+
+
+def follow_links(found: Findings, query: str, sites: set[str]) -> int:
+    """Link targets on `sites` from pages fetched so far, best first: by overlap with
+    `query` and by how much their URL looks like the dead one (a slug of stop words, a
+    renamed folder), the two orders fused. Returns candidates added."""
+    links: dict[str, str] = {}
+    for page, page_links in found.outlinks.items():
+        if page in found.linked_from or site_of(page) not in sites:
+            continue
+        found.linked_from.add(page)
+        for link in page_links:
+            if site_of(link.url) not in sites or normalize_url(link.url) in found.candidates:
+                continue
+            # The anchor alone: the words around a link in a list of links are the
+            # neighbours' and would make every link of the list look alike.
+            if link.anchor and link.anchor not in links.get(link.url, ""):
+                links[link.url] = f"{links.get(link.url, '')} {link.anchor}".strip()[:600]
+            else:
+                links.setdefault(link.url, "")
+    # Reciprocal-rank fusion of the two orders: each keeps its own tie-breaks, and a link
+    # near the top of both comes first.
+    ranks: dict[str, list[int]] = {}
+    for order in (rank_by_overlap(query, list(links.items())),
+                  rank_by_url(found.url, list(links.items()))):
+        for rank, (url, _text, _score) in enumerate(order, 1):
+            ranks.setdefault(url, []).append(rank)
+    fused = {url: reciprocal_rank_fusion(found_ranks) for url, found_ranks in ranks.items()}
+    ranked = sorted(fused, key=lambda url: (-fused[url], len(url), url))
+    added = 0
+    for rank, url in enumerate(ranked[:LINK_CANDIDATES], 1):
+        if found.add_hit("LINKS", Hit(url=url, rank=rank, engine="links")) is not None:
+            added += 1
+    return added
