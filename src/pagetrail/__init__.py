@@ -58,6 +58,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     )
     from pagetrail.tools.content.dates import parse_date
     from pagetrail.tools.errors import (
+        ArchiveExcluded,
         ArchiveUnavailable,
         BadJobInput,
         BrokerUnavailable,
@@ -116,6 +117,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         WatchList,
     )
     from pagetrail.tools.net.logsafe import install_log_redaction
+    from pagetrail.tools.net.netcheck import NetworkDown
     from pagetrail.tools.net.netguard import ensure_fetchable, origin_of
     from pagetrail.tools.net.urls import same_url, validate_url
     from pagetrail.tools.recovery.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
@@ -238,7 +240,9 @@ _EXPORTS: dict[str, str] = {
     "ModelMissing": "pagetrail.tools.errors",
     "RateLimited": "pagetrail.tools.errors",
     "EngineUnavailable": "pagetrail.tools.errors",
+    "ArchiveExcluded": "pagetrail.tools.errors",
     "ArchiveUnavailable": "pagetrail.tools.errors",
+    "NetworkDown": "pagetrail.tools.net.netcheck",
     # Settings
     "Settings": "pagetrail.tools.settings",
     "get_settings": "pagetrail.tools.settings",
@@ -317,6 +321,7 @@ __all__ = [
     "MAX_ARCHIVE_URLS",
     "MAX_RELATED",
     "AliasThresholds",
+    "ArchiveExcluded",
     "ArchiveResult",
     "ArchiveUnavailable",
     "ArchivedRedirect",
@@ -350,6 +355,7 @@ __all__ = [
     "LycheeReportError",
     "Memento",
     "ModelMissing",
+    "NetworkDown",
     "NoMemento",
     "PageScan",
     "PagetrailError",
