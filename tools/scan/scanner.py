@@ -328,6 +328,9 @@ class Recorder:
         # One transaction: a page is marked done together with its stored links (a kill
         # before the commit loses both, and the resumed scan crawls the page again), and a
         # check together with the state change it causes.
+        return self.store.call(self._write_once, checks, pages)
+
+    def _write_once(self, checks: list[CheckResult], pages: list[PageDone]) -> list[CheckResult]:
         with self.store.session() as session:
             return write_records(session, self.scan_id, self.policy, self.clock, checks, pages)
 
@@ -755,8 +758,11 @@ def _add_since(store: Store, links: list[LinkChange], policy: Policy) -> None:
     link states the scan left (the latest: this scan's)."""
     from pagetrail.store.scans import load_state_rows
 
-    with store.session() as s:
-        rows = load_state_rows(s, [link.url for link in links])
+    def read() -> dict[str, dict[str, Any]]:
+        with store.session() as s:
+            return load_state_rows(s, [link.url for link in links])
+
+    rows = store.call(read)
     for link in links:
         row = rows.get(link.url)
         if row is None or row["state"] != link.after:

@@ -33,6 +33,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import away as store_away
+from pagetrail.store.faults import is_store_fault, notes_store_fault
 from pagetrail.store.jobs import JobRecord, load_jobs, mark_job, record_jobs
 from pagetrail.tools.errors import BadJobInput, JobFailed, PagetrailError
 from pagetrail.tools.settings import Settings
@@ -62,6 +64,11 @@ def job_key(kind: JobKind, item: dict[str, Any]) -> str:
 
 
 def _failed(kind: JobKind, key: str, item: dict[str, Any], exc: PagetrailError) -> JobRecord:
+    """The record of a job that failed for good. A store fault (the database away past the
+    fault budget) is raised instead: nothing is recorded as failed because the database was
+    away; the job stays unfinished (a rerun or a redelivery does it)."""
+    if is_store_fault(exc):
+        raise exc
     return JobRecord(kind, key, item, "failed", {}, f"{exc.code}: {exc}")
 
 
@@ -151,6 +158,11 @@ async def recover_job(item: dict[str, Any], settings: Settings, store: Store) ->
             item["url"], source_url=item.get("source_url"), anchor=item.get("anchor"),
             context=item.get("context"), link_date=link_date, max_candidates=MAX_CANDIDATES,
             settings=settings, store=store)
+        lost = [f.error for f in recovery.failures if notes_store_fault(f.error)]
+        if lost:
+            # Parts of the answer (known moves, picks, what it learned) were lost because
+            # the database was away past its budget: not recorded, redone on redelivery.
+            raise store_away(lost[0])
         record = JobRecord("recover", key, item, "done", recovery.model_dump(mode="json"))
     except PagetrailError as exc:
         record = _failed("recover", key, item, exc)

@@ -253,7 +253,7 @@ async def _crawl(item: dict[str, Any], settings: Settings, store: Store) -> None
                           scanner.collected.pages)
             return True
 
-    if not await asyncio.to_thread(record):
+    if not await asyncio.to_thread(store.call, record):
         log.info("page %s of scan %s was recorded by another delivery", url, scan_id)
 
 
@@ -272,7 +272,7 @@ async def abandon_page(item: dict[str, Any], settings: Settings, store: Store, e
         with store.session() as session:
             finish_page(session, scan_id, url, [link.url for link in links], notes)
 
-    await asyncio.to_thread(record)
+    await asyncio.to_thread(store.call, record)
     own = await asyncio.to_thread(entry, store, scan_id, url)
     await advance(item, own.depth if own else int(item["depth"]), settings, store, send,
                   redelivered=True)

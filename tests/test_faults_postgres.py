@@ -1,0 +1,128 @@
+"""PostgreSQL stopped (`pg_ctl stop -m fast`) in the middle of a 40-link `recover --batch`
+and started again: in one process and on two Celery workers the batch rides it out (the
+store's fault policy, store/faults.py); past the fault budget it stops with the named error,
+exit 2, nothing recorded as failed, and a rerun completes. Real processes throughout: the
+batch command, the workers, PostgreSQL (a cluster of the test's own), Redis."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from distributed_helpers import Worker
+from faults_helpers import (
+    answers,
+    assert_every_link_answered_once,
+    batch_process,
+    env_for,
+    finished_jobs,
+    forty_links,
+    job_statuses,
+    own_postgres_cluster,
+    wait_for_jobs,
+    write_batch,
+)
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+OUTAGE = 20  # seconds PostgreSQL stays stopped
+INTERRUPT_AT = 12  # jobs answered before PostgreSQL is stopped
+
+
+@pytest.fixture(scope="module")
+def own_postgres():
+    yield from own_postgres_cluster()
+
+
+def _interrupt(pg, db: str, process) -> int:
+    """Stop PostgreSQL once INTERRUPT_AT jobs are answered; start it OUTAGE s later.
+    Returns how many were answered when it stopped."""
+    answered = wait_for_jobs(db, INTERRUPT_AT, process)
+    pg.halt()
+    try:
+        time.sleep(OUTAGE)
+    finally:
+        pg.resume()
+    return answered
+
+
+def _migrated(db: str) -> None:
+    from pagetrail.store import Store
+
+    Store(db).dispose()
+
+
+def test_postgres_stopped_20s_mid_batch_in_one_process(own_postgres, testbed, tiny_world,
+                                                       tmp_path) -> None:
+    db = own_postgres.new_database()
+    items = forty_links(tiny_world)
+    batch, out, log = write_batch(tmp_path / "links.jsonl", items), tmp_path / "out.jsonl", \
+        tmp_path / "stderr.log"
+    env = env_for(testbed.env, db)
+    process = batch_process(batch, out, env, log)
+    answered = _interrupt(own_postgres, db, process)
+    assert answered < len(items)  # mid-batch
+    assert process.wait(300) == 0, log.read_text()
+    stderr = log.read_text()
+    assert "waiting for the database" in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+    assert_every_link_answered_once(db, items, out)
+    # A rerun finds all 40 stored: nothing is recovered again.
+    rerun = batch_process(batch, tmp_path / "again.jsonl", env, tmp_path / "again.log")
+    assert rerun.wait(120) == 0, (tmp_path / "again.log").read_text()
+    assert answers(tmp_path / "again.jsonl") == answers(out)
+    assert_every_link_answered_once(db, items)
+
+
+def test_postgres_stopped_20s_mid_batch_on_two_workers(own_postgres, testbed, tiny_world,
+                                                       redis_url, tmp_path) -> None:
+    db = own_postgres.new_database()
+    _migrated(db)
+    items = forty_links(tiny_world)
+    batch, out, log = write_batch(tmp_path / "links.jsonl", items), tmp_path / "out.jsonl", \
+        tmp_path / "stderr.log"
+    env = env_for(testbed.env, db, PAGETRAIL_BROKER_URL=redis_url,
+                  PAGETRAIL_BROKER_VISIBILITY_TIMEOUT="120",
+                  PAGETRAIL_RECOVER_TIME_LIMIT="90")
+    workers = [Worker(name, env, tmp_path, concurrency=2, via_cli=True)
+               for name in ("w1", "w2")]
+    try:
+        for worker in workers:
+            worker.wait_ready()
+        process = batch_process(batch, out, env, log)
+        answered = _interrupt(own_postgres, db, process)
+        assert answered < len(items)
+        assert process.wait(300) == 0, (log.read_text(), workers[0].output())
+        assert_every_link_answered_once(db, items, out)
+        logs = "".join(worker.log.read_text(errors="replace") for worker in workers)
+        assert "failed for good" not in logs, logs[-4000:]
+        assert "waiting for the database" in logs + log.read_text()
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+def test_an_outage_past_the_budget_stops_with_the_named_error_and_resumes(
+        own_postgres, testbed, tiny_world, tmp_path) -> None:
+    db = own_postgres.new_database()
+    items = forty_links(tiny_world)
+    batch, out, log = write_batch(tmp_path / "links.jsonl", items), tmp_path / "out.jsonl", \
+        tmp_path / "stderr.log"
+    env = env_for(testbed.env, db, PAGETRAIL_STORE_FAULT_BUDGET="3")
+    process = batch_process(batch, out, env, log)
+    wait_for_jobs(db, 5, process)
+    own_postgres.halt()
+    try:
+        code = process.wait(120)
+    finally:
+        own_postgres.resume()
+    stderr = log.read_text()
+    assert code == 2, stderr
+    assert "store_unavailable" in stderr and "Traceback" not in stderr, stderr
+    statuses = job_statuses(db)
+    assert 5 <= sum(statuses.values()) < len(items)
+    assert {status for _, status in statuses} == {"done"}  # nothing failed for the outage
+    rerun = batch_process(batch, out, env, tmp_path / "again.log")
+    assert rerun.wait(300) == 0, (tmp_path / "again.log").read_text()
+    assert finished_jobs(db) == len(items)
+    assert_every_link_answered_once(db, items, out)
