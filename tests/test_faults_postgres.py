@@ -126,3 +126,43 @@ def test_an_outage_past_the_budget_stops_with_the_named_error_and_resumes(
     assert rerun.wait(300) == 0, (tmp_path / "again.log").read_text()
     assert finished_jobs(db) == len(items)
     assert_every_link_answered_once(db, items, out)
+
+
+async def test_mcp_tools_during_an_outage_answer_one_line_then_serve(
+        own_postgres, testbed, tiny_world) -> None:
+    """The MCP server (the SDK's real client, in memory) with PostgreSQL stopped: each tool
+    answers with one line naming the fault within its budget; once PostgreSQL is back the
+    same session answers normally, and nothing was stored twice."""
+    from mcp import Client
+    from test_mcp_inprocess import structured
+
+    from pagetrail.server.app import build_server
+    from pagetrail.store import Store
+    from pagetrail.store.picks import picks_on_host
+    from pagetrail.tools.net.urls import site_of
+
+    store = Store(own_postgres.new_database(), fault_budget=2)
+    pick = {"dead_url": tiny_world.moved_from, "chosen_url": tiny_world.moved_to}
+    try:
+        async with Client(build_server(testbed.settings(), store)) as client:
+            own_postgres.halt()
+            try:
+                for name, arguments in [("record_pick", pick),
+                                        ("recover_link", {"url": tiny_world.moved_from})]:
+                    result = await client.call_tool(name, arguments)
+                    text = result.content[0].text if result.content else ""
+                    assert result.is_error, (name, text)
+                    assert "store_unavailable: the database did not answer" in text, text
+                    assert "\n" not in text.strip() and "Traceback" not in text
+            finally:
+                own_postgres.resume()
+            assert structured(await client.call_tool("record_pick", pick))["chosen_url"] == \
+                tiny_world.moved_to
+            answer = structured(await client.call_tool("recover_link",
+                                                       {"url": tiny_world.moved_from}))
+            assert answer["answer"] == "moved"
+            assert [f for f in answer.get("failures", []) if f["engine"] == "store"] == []
+        picks = picks_on_host(store, site_of(tiny_world.moved_from))
+        assert len(picks) == 1  # the pick made during the outage was refused, not kept
+    finally:
+        store.dispose()

@@ -57,6 +57,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     )
     from pagetrail.tools.content.dates import parse_date
     from pagetrail.tools.content.uritokens import VARIANTS as URI_TOKEN_VARIANTS
+    from pagetrail.tools.doctor import Check as DoctorCheck
+    from pagetrail.tools.doctor import healthy as doctor_healthy
+    from pagetrail.tools.doctor import run_doctor
     from pagetrail.tools.errors import (
         ArchiveUnavailable,
         BadJobInput,
@@ -392,6 +395,10 @@ _EXPORTS: dict[str, str] = {
     "deliver_due_digests": "pagetrail.tools.scan.digest_delivery:post_due_digests",
     "period_of": "pagetrail.tools.scan.digest",
     "moves_for_site": "pagetrail.tools.recovery.memory",
+    # Health (`pagetrail doctor`)
+    "run_doctor": "pagetrail.tools.doctor",
+    "DoctorCheck": "pagetrail.tools.doctor:Check",
+    "doctor_healthy": "pagetrail.tools.doctor:healthy",
 }
 
 __all__ = [
@@ -420,6 +427,7 @@ __all__ = [
     "ConfigError",
     "DigestLink",
     "DigestPoster",
+    "DoctorCheck",
     "Document",
     "Drift",
     "EngineChoice",
@@ -490,6 +498,7 @@ __all__ = [
     "digest_html",
     "digest_json",
     "digest_markdown",
+    "doctor_healthy",
     "ensure_fetchable",
     "ensure_pywb_venv",
     "evaluate_aliases",
@@ -534,6 +543,7 @@ __all__ = [
     "render_trend_chart",
     "resolve_eval_engine",
     "robust_link",
+    "run_doctor",
     "run_evaluation",
     "run_worker",
     "same_url",
