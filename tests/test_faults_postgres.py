@@ -166,3 +166,51 @@ async def test_mcp_tools_during_an_outage_answer_one_line_then_serve(
         assert len(picks) == 1  # the pick made during the outage was refused, not kept
     finally:
         store.dispose()
+
+
+def test_fixlink_during_an_outage_answers_one_line_then_serves(own_postgres, testbed,
+                                                               tiny_world) -> None:
+    """The Slack app (signed HTTP to the running app, Slack's side a loopback recorder) with
+    PostgreSQL stopped: /fixlink is acknowledged in time and answered with one line naming
+    the fault; once PostgreSQL is back the same app answers normally."""
+    import json
+
+    from slack_fake import FakeSlack, ServerThread, command_body, post_signed
+
+    from pagetrail.bot.app import build_app
+    from pagetrail.bot.server import asgi_app
+    from pagetrail.store import Store
+
+    secret = "test-signing-secret"
+    fake = FakeSlack().start()
+    store = Store(own_postgres.new_database(), fault_budget=2)
+    settings = testbed.settings(slack_api_url=fake.api_url, SLACK_BOT_TOKEN="xoxb-test",
+                                SLACK_SIGNING_SECRET=secret, database_url=store.url,
+                                retries=0, recovery_seconds=20.0)
+    server = ServerThread(asgi_app(build_app(settings, store))).start()
+
+    def fixlink(name: str) -> dict:
+        body = command_body("/fixlink", f"{tiny_world.moved_from} solar farm boom",
+                            response_url=fake.response_url(name), user="U1", channel="C1")
+        started = time.monotonic()
+        response = post_signed(server.url, secret, body)
+        assert response.status_code == 200 and time.monotonic() - started < 3.0
+        return fake.wait_for(lambda: fake.posts(f"/response/{name}"), 60)[0].body
+
+    try:
+        own_postgres.halt()
+        try:
+            during = fixlink("during")
+        finally:
+            own_postgres.resume()
+        assert during["response_type"] == "ephemeral"  # to the asker only
+        assert during["text"].startswith("the database did not answer for 2 s")
+        assert "\n" not in during["text"]
+        assert "(store_unavailable)" in json.dumps(during["blocks"])
+        after = fixlink("after")
+        assert after["response_type"] == "in_channel"
+        assert tiny_world.moved_to in json.dumps(after)
+    finally:
+        server.stop()
+        fake.stop()
+        store.dispose()
