@@ -102,6 +102,34 @@ def test_postgres_stopped_20s_mid_batch_on_two_workers(own_postgres, testbed, ti
             worker.stop()
 
 
+def test_workers_put_back_jobs_that_outlast_their_budget(own_postgres, testbed, tiny_world,
+                                                         redis_url, tmp_path) -> None:
+    """Workers with a 2 s budget, PostgreSQL stopped for 20 s: their jobs meet the database
+    away past the budget and are put back for redelivery, never failed; the dispatcher
+    (default budget) waits, and the batch completes when PostgreSQL is back."""
+    db = own_postgres.new_database()
+    _migrated(db)
+    items = forty_links(tiny_world)
+    batch, out, log = write_batch(tmp_path / "links.jsonl", items), tmp_path / "out.jsonl", \
+        tmp_path / "stderr.log"
+    env = env_for(testbed.env, db, PAGETRAIL_BROKER_URL=redis_url,
+                  PAGETRAIL_BROKER_VISIBILITY_TIMEOUT="120",
+                  PAGETRAIL_RECOVER_TIME_LIMIT="90")
+    worker = Worker("short", {**env, "PAGETRAIL_STORE_FAULT_BUDGET": "2"}, tmp_path,
+                    concurrency=2, via_cli=True)
+    try:
+        worker.wait_ready()
+        process = batch_process(batch, out, env, log)
+        assert _interrupt(own_postgres, db, process) < len(items)
+        assert process.wait(300) == 0, (log.read_text(), worker.output())
+        assert_every_link_answered_once(db, items, out)
+        output = worker.log.read_text(errors="replace")
+        assert "put back for redelivery" in output, output[-4000:]
+        assert "failed for good" not in output, output[-4000:]
+    finally:
+        worker.stop()
+
+
 def test_an_outage_past_the_budget_stops_with_the_named_error_and_resumes(
         own_postgres, testbed, tiny_world, tmp_path) -> None:
     db = own_postgres.new_database()
