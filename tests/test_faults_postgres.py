@@ -242,3 +242,56 @@ def test_fixlink_during_an_outage_answers_one_line_then_serves(own_postgres, tes
         server.stop()
         fake.stop()
         store.dispose()
+
+
+async def test_postgres_stopped_20s_mid_scan(own_postgres) -> None:
+    """An in-process site scan (real loopback site) with PostgreSQL stopped for 20 s while
+    it records: it waits and completes; every page crawled and every URL checked once, no
+    problem recorded for the outage, no row twice."""
+    import asyncio
+
+    from sqlalchemy import func, select
+    from test_scanner import Site, fast_settings, page
+
+    from pagetrail.store import Store
+    from pagetrail.store.models import LinkCheck
+    from pagetrail.tools.scan.scanner import ScanOptions, scan
+
+    pages = 30
+    with Site() as site:
+        site.routes["/"] = page("Home", *((f"/p{i}.html", f"P{i}") for i in range(pages)))
+        for i in range(pages):
+            site.routes[f"/p{i}.html"] = page(f"P{i}", ("/", "Home"),
+                                              *((f"/p{i}/{j}.html", "x") for j in range(3)))
+        store = Store(own_postgres.new_database())
+        settings = fast_settings(per_host_rps=8, per_host_concurrency=2, concurrency=2,
+                                 spn_on_scan=False)
+
+        def checked() -> int:
+            with store.session() as s:
+                return int(s.scalar(select(func.count()).select_from(LinkCheck)) or 0)
+
+        try:
+            scanning = asyncio.create_task(scan(site.url("/"), store=store, settings=settings,
+                                                options=ScanOptions(depth=1, max_pages=500)))
+            while await asyncio.to_thread(checked) < 10:
+                assert not scanning.done(), scanning
+                await asyncio.sleep(0.2)
+            await asyncio.to_thread(own_postgres.halt)
+            try:
+                await asyncio.sleep(OUTAGE)
+                assert not scanning.done()  # it waits for the database
+            finally:
+                await asyncio.to_thread(own_postgres.resume)
+            result = await asyncio.wait_for(scanning, 180)
+            urls = 1 + pages + pages * 3
+            assert result.pages_crawled == pages + 1
+            assert result.urls_checked == urls
+            assert result.problems == []
+            with store.session() as s:
+                per_url = list(s.execute(select(LinkCheck.url, func.count())
+                                         .group_by(LinkCheck.url)))
+            assert len(per_url) == urls and max(n for _, n in per_url) == 1
+            assert max(site.hits.values()) == 1  # nothing fetched twice for the outage
+        finally:
+            store.dispose()
