@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -30,7 +31,6 @@ from typing import Any, ParamSpec, TypeVar
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from tenacity import (
-    RetryCallState,
     Retrying,
     retry_if_exception,
     stop_after_delay,
@@ -153,35 +153,39 @@ def call_with_policy(budget: float, call: Callable[P, T], *args: P.args,
     """`call(*args, **kwargs)` under the policy: transient faults retried with exponential
     backoff and jitter for up to `budget` seconds, then StoreUnavailable. A call made inside
     another (a store function calling another) runs once: the outermost one retries."""
-    depth = getattr(_local, "depth", 0)
-    if depth:
+    if getattr(_local, "depth", 0):
         return call(*args, **kwargs)
-    waited = False
+    _local.depth = 1
+    try:
+        try:
+            return call(*args, **kwargs)  # the usual case: no fault, no retry machinery
+        except (OperationalError, InterfaceError, StoreUnavailable) as exc:
+            if not is_transient(exc):
+                raise
+            first = exc
+        return _ride_out(first, budget, call, *args, **kwargs)
+    finally:
+        _local.depth = 0
 
-    def before_sleep(state: RetryCallState) -> None:
-        nonlocal waited
-        exc = state.outcome.exception() if state.outcome else None
-        if not waited:
-            waited = True
-            outage.wait(fault_reason(exc) if exc else "?", budget)
 
+def _ride_out(first: BaseException, budget: float, call: Callable[P, T], *args: P.args,
+              **kwargs: P.kwargs) -> T:
+    """After a first transient fault: wait and retry until the call goes through or the
+    budget (from now) is spent."""
+    outage.wait(fault_reason(first), budget)
     retrying = Retrying(retry=retry_if_exception(is_transient),
                         stop=stop_after_delay(max(0.0, budget)),
                         wait=wait_random_exponential(multiplier=0.25, max=MAX_WAIT),
-                        before_sleep=before_sleep, reraise=True)
-    _local.depth = 1
+                        reraise=True)
     try:
+        time.sleep(min(MAX_WAIT, 0.25 + 0.25 * random.random()))
         result = retrying(call, *args, **kwargs)
     except (OperationalError, InterfaceError, StoreUnavailable) as exc:
-        if waited:
-            outage.end_wait(answered=False)
+        outage.end_wait(answered=False)
         if is_transient(exc):
             raise gave_up(exc, budget) from exc
         raise
-    finally:
-        _local.depth = 0
-    if waited:
-        outage.end_wait(answered=True)
+    outage.end_wait(answered=True)
     return result
 
 
