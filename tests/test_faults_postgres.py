@@ -244,54 +244,108 @@ def test_fixlink_during_an_outage_answers_one_line_then_serves(own_postgres, tes
         store.dispose()
 
 
+PAGES = 30  # pages of the loopback site the scan and digest tests crawl, 3 links each
+
+
+def _site_routes(site) -> None:
+    from test_scanner import page
+
+    site.routes["/"] = page("Home", *((f"/p{i}.html", f"P{i}") for i in range(PAGES)))
+    for i in range(PAGES):
+        site.routes[f"/p{i}.html"] = page(f"P{i}", ("/", "Home"),
+                                          *((f"/p{i}/{j}.html", "x") for j in range(3)))
+
+
+def _checks_per_url(store) -> list[tuple[str, int]]:
+    from sqlalchemy import func, select
+
+    from pagetrail.store.models import LinkCheck
+
+    with store.session() as s:
+        return list(s.execute(select(LinkCheck.url, func.count()).group_by(LinkCheck.url)))
+
+
+async def _outage_once_checked(pg, store, task, count: int = 10) -> None:
+    """Stop PostgreSQL once `count` URLs are recorded as checked; start it OUTAGE s later;
+    the task must still be waiting then."""
+    import asyncio
+
+    while len(await asyncio.to_thread(_checks_per_url, store)) < count:
+        assert not task.done(), task
+        await asyncio.sleep(0.2)
+    await asyncio.to_thread(pg.halt)
+    try:
+        await asyncio.sleep(OUTAGE)
+        assert not task.done()  # it waits for the database
+    finally:
+        await asyncio.to_thread(pg.resume)
+
+
 async def test_postgres_stopped_20s_mid_scan(own_postgres) -> None:
     """An in-process site scan (real loopback site) with PostgreSQL stopped for 20 s while
     it records: it waits and completes; every page crawled and every URL checked once, no
     problem recorded for the outage, no row twice."""
     import asyncio
 
-    from sqlalchemy import func, select
-    from test_scanner import Site, fast_settings, page
+    from test_scanner import Site, fast_settings
 
     from pagetrail.store import Store
-    from pagetrail.store.models import LinkCheck
     from pagetrail.tools.scan.scanner import ScanOptions, scan
 
-    pages = 30
     with Site() as site:
-        site.routes["/"] = page("Home", *((f"/p{i}.html", f"P{i}") for i in range(pages)))
-        for i in range(pages):
-            site.routes[f"/p{i}.html"] = page(f"P{i}", ("/", "Home"),
-                                              *((f"/p{i}/{j}.html", "x") for j in range(3)))
+        _site_routes(site)
         store = Store(own_postgres.new_database())
         settings = fast_settings(per_host_rps=8, per_host_concurrency=2, concurrency=2,
                                  spn_on_scan=False)
-
-        def checked() -> int:
-            with store.session() as s:
-                return int(s.scalar(select(func.count()).select_from(LinkCheck)) or 0)
-
         try:
             scanning = asyncio.create_task(scan(site.url("/"), store=store, settings=settings,
                                                 options=ScanOptions(depth=1, max_pages=500)))
-            while await asyncio.to_thread(checked) < 10:
-                assert not scanning.done(), scanning
-                await asyncio.sleep(0.2)
-            await asyncio.to_thread(own_postgres.halt)
-            try:
-                await asyncio.sleep(OUTAGE)
-                assert not scanning.done()  # it waits for the database
-            finally:
-                await asyncio.to_thread(own_postgres.resume)
+            await _outage_once_checked(own_postgres, store, scanning)
             result = await asyncio.wait_for(scanning, 180)
-            urls = 1 + pages + pages * 3
-            assert result.pages_crawled == pages + 1
+            urls = 1 + PAGES + PAGES * 3
+            assert result.pages_crawled == PAGES + 1
             assert result.urls_checked == urls
             assert result.problems == []
-            with store.session() as s:
-                per_url = list(s.execute(select(LinkCheck.url, func.count())
-                                         .group_by(LinkCheck.url)))
+            per_url = _checks_per_url(store)
             assert len(per_url) == urls and max(n for _, n in per_url) == 1
             assert max(site.hits.values()) == 1  # nothing fetched twice for the outage
+        finally:
+            store.dispose()
+
+
+async def test_postgres_stopped_20s_mid_digest_run(own_postgres) -> None:
+    """A digest run (two channels watching one loopback site) with PostgreSQL stopped for
+    20 s during its scan: it waits and completes; one digest per channel, no target error,
+    one run recorded per channel, every URL checked once."""
+    import asyncio
+
+    from sqlalchemy import select
+    from test_scanner import T0, Clock, Site, fast_settings
+
+    from pagetrail.store import DigestRun, Store, Watch
+    from pagetrail.tools.scan.digest import run_digests
+    from pagetrail.tools.scan.scanner import ScanOptions
+
+    with Site() as site:
+        _site_routes(site)
+        store = Store(own_postgres.new_database())
+        settings = fast_settings(per_host_rps=8, per_host_concurrency=2, concurrency=2,
+                                 spn_on_scan=False, drift_per_digest=0)
+        with store.session() as s:
+            s.add_all([Watch(channel="C1", target=site.url("/")),
+                       Watch(channel="C2", target=site.url("/"))])
+        try:
+            running = asyncio.create_task(run_digests(
+                store, settings, clock=Clock(T0), options=ScanOptions(depth=1),
+                recover=False))
+            await _outage_once_checked(own_postgres, store, running)
+            digests = await asyncio.wait_for(running, 180)
+            assert sorted(d.channel for d in digests) == ["C1", "C2"]
+            assert [scan.error for d in digests for scan in d.scans] == ["", ""]
+            with store.session() as s:
+                runs = s.scalars(select(DigestRun)).all()
+                assert sorted(r.channel for r in runs) == ["C1", "C2"]
+            per_url = _checks_per_url(store)
+            assert len(per_url) == 1 + PAGES + PAGES * 3 and max(n for _, n in per_url) == 1
         finally:
             store.dispose()
