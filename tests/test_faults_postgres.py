@@ -130,6 +130,36 @@ def test_workers_put_back_jobs_that_outlast_their_budget(own_postgres, testbed, 
         worker.stop()
 
 
+def test_the_dispatcher_killed_and_rerun_mid_batch_on_two_workers(
+        own_postgres, testbed, tiny_world, redis_url, tmp_path) -> None:
+    """`recover --batch` with a broker, killed (-9) mid-batch and run again: the rerun sends
+    only what is not answered (the jobs already queued may run twice: they find their
+    answer), the batch completes, every link answered once, no row twice."""
+    db = own_postgres.new_database()
+    _migrated(db)
+    items = forty_links(tiny_world)
+    batch, out = write_batch(tmp_path / "links.jsonl", items), tmp_path / "out.jsonl"
+    env = env_for(testbed.env, db, PAGETRAIL_BROKER_URL=redis_url,
+                  PAGETRAIL_BROKER_VISIBILITY_TIMEOUT="120",
+                  PAGETRAIL_RECOVER_TIME_LIMIT="90")
+    workers = [Worker(name, env, tmp_path, concurrency=2, via_cli=True)
+               for name in ("d1", "d2")]
+    try:
+        for worker in workers:
+            worker.wait_ready()
+        first = batch_process(batch, out, env, tmp_path / "first.log")
+        wait_for_jobs(db, INTERRUPT_AT, first)
+        first.kill()
+        first.wait(10)
+        assert finished_jobs(db) < len(items)  # killed mid-batch
+        rerun = batch_process(batch, out, env, tmp_path / "rerun.log")
+        assert rerun.wait(300) == 0, (tmp_path / "rerun.log").read_text()
+        assert_every_link_answered_once(db, items, out)
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
 def test_an_outage_past_the_budget_stops_with_the_named_error_and_resumes(
         own_postgres, testbed, tiny_world, tmp_path) -> None:
     db = own_postgres.new_database()
