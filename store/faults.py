@@ -162,6 +162,8 @@ def call_with_policy(budget: float, call: Callable[P, T], *args: P.args,
         except (OperationalError, InterfaceError, StoreUnavailable) as exc:
             if not is_transient(exc):
                 raise
+            if budget <= 0:  # no waiting: the named error at the first fault
+                raise gave_up(exc, 0) from exc
             first = exc
         return _ride_out(first, budget, call, *args, **kwargs)
     finally:

@@ -62,6 +62,11 @@ def test_past_the_budget_the_named_error_and_no_second_wait() -> None:
     assert is_store_fault(raised.value)
     assert not is_transient(raised.value)  # an outer call does not wait a second budget
 
+    calls.clear()
+    with pytest.raises(StoreUnavailable, match="did not answer for 0 s"):
+        call_with_policy(0, always_locked)
+    assert len(calls) == 1  # a zero budget: the named error at the first fault
+
     missing = []
 
     def no_table() -> None:
