@@ -1,5 +1,6 @@
 """The front door of the HTTP app: a request Slack could not have sent is answered 400 here,
-before Bolt sees it, and logged once.
+before Bolt sees it, and logged once. Socket Mode's requests pass the same checks
+(`check_socket_payload`, bot.server's handler) before Bolt sees them.
 
 Bolt assumes well-formed requests: a non-numeric X-Slack-Request-Timestamp, a body that is
 not UTF-8, or an interactivity `payload` that is not a JSON object raise inside it and
@@ -80,6 +81,28 @@ def check_payload(payload: dict[str, Any]) -> None:
             isinstance(a, dict) and isinstance(a.get("action_id"), str)
             and isinstance(a.get("block_id", ""), str) for a in actions):
         raise Malformed("payload.actions is not a list of actions")
+
+
+# Socket Mode's request kinds (slack_sdk.socket_mode) and the fields Bolt reads as text.
+_COMMAND_FIELDS = ("command", "text", "user_id", "channel_id", "team_id", "response_url",
+                   "trigger_id")
+
+
+def check_socket_payload(kind: str, payload: Any) -> None:
+    """A Socket Mode request's payload has the shape of one of Slack's, as `check_request`
+    checks an HTTP one (Malformed if not; pure): a slash command's fields are text, an
+    interactivity payload passes `check_payload`, an event is an object."""
+    if not isinstance(payload, dict):
+        raise Malformed(f"the {kind} payload is not an object")
+    if kind == "slash_commands":
+        for name in _COMMAND_FIELDS:
+            if payload.get(name) is not None and not isinstance(payload[name], str):
+                raise Malformed(f"the command's {name} is not text")
+    elif kind == "interactive":
+        check_payload(payload)
+    elif kind == "events_api" and payload.get("event") is not None \
+            and not isinstance(payload["event"], dict):
+        raise Malformed("the event is not an object")
 
 
 def _json_object(text: str, what: str) -> dict[str, Any]:

@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Any
 
 from slack_bolt.adapter.asgi.async_handler import AsyncSlackRequestHandler
 
 from pagetrail import ConfigError, Settings, Store
 from pagetrail.bot.app import BotApp, build_app, secret
-from pagetrail.bot.guard import Asgi, guarded
+from pagetrail.bot.guard import Asgi, Malformed, check_socket_payload, guarded
 
 log = logging.getLogger(__name__)
 
@@ -39,14 +40,33 @@ async def serve_http(settings: Settings, store: Store, *, host: str = "127.0.0.1
 
 
 async def serve_socket(settings: Settings, store: Store, *, scheduler: bool = True) -> None:
-    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-
     app_token = secret(settings.slack_app_token)
     if not app_token:
         raise ConfigError("SLACK_APP_TOKEN (xapp-…) is not set: Socket Mode needs it")
     bot_app = build_app(settings, store, socket_mode=True)
     async with _scheduler(settings, store, bot_app, scheduler):
-        await AsyncSocketModeHandler(bot_app.app, app_token).start_async()
+        await guarded_socket_handler(bot_app, app_token).start_async()
+
+
+def guarded_socket_handler(bot_app: BotApp, app_token: str) -> Any:
+    """Bolt's Socket Mode handler behind the same shape checks as the HTTP app (bot.guard):
+    a payload Slack could not have sent is acknowledged (so it is not sent again), logged
+    once, and never reaches Bolt."""
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+    from slack_sdk.socket_mode.response import SocketModeResponse
+
+    class GuardedSocketModeHandler(AsyncSocketModeHandler):
+        async def handle(self, client: Any, req: Any) -> None:
+            try:
+                check_socket_payload(req.type, req.payload)
+            except Malformed as exc:
+                log.warning("slack: refused a malformed Socket Mode request: %s", exc)
+                await client.send_socket_mode_response(
+                    SocketModeResponse(envelope_id=req.envelope_id))
+                return
+            await super().handle(client, req)
+
+    return GuardedSocketModeHandler(bot_app.app, app_token)
 
 
 @contextlib.asynccontextmanager

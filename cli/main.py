@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "aliases": "pagetrail.cli.aliases_cmd",
     "eval-aliases": "pagetrail.cli.aliases_cmd",
     "worker": "pagetrail.cli.worker_cmd",
+    "doctor": "pagetrail.cli.doctor_cmd",
 }
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 # What may stand before the command without changing which parser is needed (-v, -vv, …).

@@ -2,6 +2,8 @@
 # Throw-away PostgreSQL cluster on 127.0.0.1 for the tests.
 #   scripts/postgres.sh start DIR PORT   → prints the connection URL
 #   scripts/postgres.sh stop DIR
+#   scripts/postgres.sh halt DIR     → the server stopped (pg_ctl stop -m fast), data kept
+#   scripts/postgres.sh resume DIR   → started again on its port (after halt)
 set -euo pipefail
 action=$1 dir=$2
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
@@ -21,7 +23,15 @@ case "$action" in
     [ "$(id -u)" = 0 ] && chown postgres "$dir"
     as_pg "'$bindir/initdb' -D '$dir/data' -U postgres -A trust -E UTF8 --no-sync" >/dev/null
     as_pg "'$bindir/pg_ctl' -D '$dir/data' -l '$dir/log' -w -o \"-h 127.0.0.1 -p $port -k '$dir' -F\" start" >/dev/null
+    echo "$port" > "$dir/port"
     echo "postgresql://postgres@127.0.0.1:$port/postgres"
+    ;;
+  halt)
+    as_pg "'$bindir/pg_ctl' -D '$dir/data' -m fast -w stop" >/dev/null
+    ;;
+  resume)
+    port=$(cat "$dir/port")
+    as_pg "'$bindir/pg_ctl' -D '$dir/data' -l '$dir/log' -w -o \"-h 127.0.0.1 -p $port -k '$dir' -F\" start" >/dev/null
     ;;
   stop)
     [ -d "$dir/data" ] && as_pg "'$bindir/pg_ctl' -D '$dir/data' -m fast -w stop" >/dev/null || true

@@ -1,4 +1,4 @@
-"""pagetrail's memory: checks, mementos, searches, recoveries, picks, watches, link graph.
+"""pagetrail's memory: checks, searches, recoveries, picks, watches, link graph.
 
 SQLAlchemy 2.x models and sessions with Alembic migrations; SQLite by default (WAL),
 PostgreSQL through ``PAGETRAIL_DATABASE_URL``. The only package that knows SQL: the engine
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
         DigestRun,
         LinkCheck,
         LinkEdge,
-        MementoCache,
         Move,
         Pick,
         RecoveryRow,
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "PoolSize": "pagetrail.store.db", "Store": "pagetrail.store.db",
     "open_store": "pagetrail.store.db",
-    **{name: "pagetrail.store.models" for name in ("Base", "DigestRun", "LinkCheck", "LinkEdge", "MementoCache",
+    **{name: "pagetrail.store.models" for name in ("Base", "DigestRun", "LinkCheck", "LinkEdge",
                                    "Move", "Pick", "RecoveryRow", "SearchCache", "Watch")},
 }
 
@@ -42,7 +41,6 @@ __all__ = [
     "DigestRun",
     "LinkCheck",
     "LinkEdge",
-    "MementoCache",
     "Move",
     "Pick",
     "PoolSize",

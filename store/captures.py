@@ -16,6 +16,7 @@ from sqlalchemy import DateTime, Index, String, Text, func, select, text, update
 from sqlalchemy.orm import Mapped, aliased, mapped_column
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import Base, utcnow
 from pagetrail.store.scans import aware, url_key
 
@@ -59,6 +60,7 @@ def _row(capture: Capture) -> CaptureRow:
                       capture.source)
 
 
+@store_call
 def start_capture(store: Store, url: str, *, source: str, at: datetime,
                   status: str = "pending", message: str = "") -> int:
     with store.session() as s:
@@ -69,6 +71,7 @@ def start_capture(store: Store, url: str, *, source: str, at: datetime,
         return capture.id
 
 
+@store_call
 def finish_capture(store: Store, capture_id: int, *, status: str, job_id: str = "",
                    memento_url: str = "", captured_at: datetime | None = None,
                    message: str = "") -> None:
@@ -89,6 +92,7 @@ IN_FLIGHT = ("queued", "pending")
 CLAIM_LOCK = 0x7057_5350  # PostgreSQL advisory lock key of the claim ("pt SP")
 
 
+@store_call
 def claim_slot(store: Store, capture_id: int, *, limit: int, since: datetime,
                at: datetime) -> bool:
     """Move a queued capture to `pending` (sent at `at`) if fewer than `limit` captures sent
@@ -111,6 +115,7 @@ def claim_slot(store: Store, capture_id: int, *, limit: int, since: datetime,
         return bool(result.rowcount)
 
 
+@store_call
 def requested_since(store: Store, since: datetime) -> int:
     """Capture requests sent to the archive since `since` (the daily cap's count): rows that
     reached the archive, not the ones skipped or refused before asking."""
@@ -125,6 +130,7 @@ def requested_since(store: Store, since: datetime) -> int:
 COVERED = (*IN_FLIGHT, "success", "skipped")
 
 
+@store_call
 def recent_capture(store: Store, url: str, since: datetime) -> CaptureRow | None:
     """The newest capture of `url` since `since` that succeeded, is under way, or was found
     in the archive already (skipped)."""
@@ -136,6 +142,7 @@ def recent_capture(store: Store, url: str, since: datetime) -> CaptureRow | None
         return _row(row) if row is not None else None
 
 
+@store_call
 def covered(store: Store, urls: Iterable[str], since: datetime) -> set[str]:
     """Those of `urls` with a capture since `since` (success, under way, or found archived)."""
     keys = {url_key(url): url for url in urls}
@@ -151,6 +158,7 @@ def covered(store: Store, urls: Iterable[str], since: datetime) -> set[str]:
     return found
 
 
+@store_call
 def captures_of(store: Store, url: str) -> list[CaptureRow]:
     with store.session() as s:
         rows = s.execute(select(Capture).where(Capture.url_key == url_key(url))

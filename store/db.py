@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from threading import Lock
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Dialect, Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -23,8 +23,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
 from pagetrail.store.errors import ConfigError, StoreUnavailable
+from pagetrail.store.faults import DEFAULT_BUDGET, call_with_policy
 from pagetrail.store.migrate import sqlite_file, upgrade
 
+T = TypeVar("T")
 _open_lock = Lock()
 _opened: dict[str, Store] = {}
 
@@ -105,15 +107,29 @@ Transaction = Session
 
 
 class Store:
-    """A migrated database and a session factory. Use `session()` for a transaction."""
+    """A migrated database and a session factory. Use `session()` for a transaction.
 
-    def __init__(self, url: str, *, migrate: bool = True, pool: PoolSize = PoolSize()) -> None:
+    `fault_budget`: how long a store call waits for the database when it is away
+    (store.faults; setting PAGETRAIL_STORE_FAULT_BUDGET)."""
+
+    def __init__(self, url: str, *, migrate: bool = True, pool: PoolSize = PoolSize(),
+                 fault_budget: float = DEFAULT_BUDGET) -> None:
         self.url = url
+        self.fault_budget = fault_budget
         self.engine = create_db_engine(url, pool)
         if migrate:
-            with unavailable_as_error("migrating"):
-                upgrade(self.engine)
+            self.call(self._migrate)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _migrate(self) -> None:
+        with unavailable_as_error("migrating"):
+            upgrade(self.engine)
+
+    def call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`function(*args, **kwargs)` — a block of work holding one transaction open across
+        several store functions — under the store's fault policy (store.faults): retried
+        whole while the database is away, StoreUnavailable past the fault budget."""
+        return call_with_policy(self.fault_budget, function, *args, **kwargs)
 
     @contextmanager
     def session(self) -> Iterator[Transaction]:
@@ -130,9 +146,11 @@ class Store:
 # What a caller outside store/ catches when the store fails: the driver's errors and the
 # one-line StoreUnavailable they are turned into (callers need not know SQLAlchemy).
 STORE_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError, StoreUnavailable)
-# The driver's faults that pass (connection lost, server restarting): a queue worker retries
-# a job that met one (tools.workers.celery_app) instead of failing it.
-TRANSIENT_STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
+# The store's faults that pass (connection lost, server restarting, locked, and the
+# StoreUnavailable they become past the fault budget): a queue worker puts a job that met one
+# back for redelivery (tools.workers.celery_app) instead of failing it.
+TRANSIENT_STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError,
+                                                       StoreUnavailable)
 
 
 @contextmanager
@@ -147,13 +165,14 @@ def unavailable_as_error(doing: str) -> Iterator[None]:
                                ) from exc
 
 
-def open_store(url: str, pool: PoolSize = PoolSize()) -> Store:
-    """The store for `url`, opened once per process (the first caller's `pool` stands).
-    The caller gives the URL and pool (the engine's settings: tools.settings.configured_store)."""
+def open_store(url: str, pool: PoolSize = PoolSize(),
+               fault_budget: float = DEFAULT_BUDGET) -> Store:
+    """The store for `url`, opened once per process (the first caller's `pool` and
+    `fault_budget` stand). The caller gives them (the settings: tools.settings.configured_store)."""
     with _open_lock:
         store = _opened.get(url)
         if store is None:
-            store = _opened[url] = Store(url, pool=pool)
+            store = _opened[url] = Store(url, pool=pool, fault_budget=fault_budget)
         return store
 
 

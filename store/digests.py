@@ -15,11 +15,13 @@ from typing import Any
 from sqlalchemy import select
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import DigestRun
 
 RunSummary = tuple[int, dict[str, Any]]  # (run id, summary)
 
 
+@store_call
 def add_run(store: Store, channel: str, period: str, *, at: datetime, status: str,
             summary: dict[str, Any] | None = None, error: str = "") -> int:
     """Record a run (status "ready" with its digest as summary, or "failed" with the error);
@@ -32,6 +34,7 @@ def add_run(store: Store, channel: str, period: str, *, at: datetime, status: st
         return run.id
 
 
+@store_call
 def update_run(store: Store, run_id: int, *, status: str | None = None,
                posted: bool | None = None, error: str | None = None,
                summary: dict[str, Any] | None = None) -> None:
@@ -51,6 +54,7 @@ def update_run(store: Store, run_id: int, *, status: str | None = None,
             run.error = error[:2000]
 
 
+@store_call
 def is_posted(store: Store, channel: str, period: str) -> bool:
     """Whether `channel`'s digest of `period` has its main message posted."""
     with store.session() as s:
@@ -59,6 +63,7 @@ def is_posted(store: Store, channel: str, period: str) -> bool:
             DigestRun.posted.is_(True)).limit(1)) is not None
 
 
+@store_call
 def failed_runs(store: Store, channel: str, period: str) -> list[RunSummary]:
     """This period's failed runs of `channel`, newest first."""
     with store.session() as s:
@@ -68,6 +73,7 @@ def failed_runs(store: Store, channel: str, period: str) -> list[RunSummary]:
         return [(r.id, dict(r.summary or {})) for r in rows]
 
 
+@store_call
 def unfinished_runs(store: Store) -> list[RunSummary]:
     """Posted runs whose thread broke off (status "partial")."""
     with store.session() as s:
@@ -76,6 +82,7 @@ def unfinished_runs(store: Store) -> list[RunSummary]:
         return [(r.id, dict(r.summary or {})) for r in rows]
 
 
+@store_call
 def run_summaries(store: Store, channel: str, statuses: Iterable[str]) -> list[dict[str, Any]]:
     """The summaries of `channel`'s runs in one of `statuses`, oldest first."""
     with store.session() as s:

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import AnswerElsewhere
 
 ANSWER_SOURCES = ("recovery", "pick")
@@ -30,6 +31,7 @@ class AnswerSite:
     last_seen: datetime
 
 
+@store_call
 def insert_answer_elsewhere(store: Store, dead_url: str, answer_url: str, *, dead_site: str,
                             answer_site: str, kind: str, confidence: float,
                             source: str) -> bool:
@@ -59,6 +61,7 @@ def _exists(store: Store, dead_url: str, answer_url: str, source: str) -> bool:
             AnswerElsewhere.source == source)).first() is not None
 
 
+@store_call
 def answer_sites(store: Store, *, min_dead_sites: int = 2, limit: int = 10,
                  exclude: str = "") -> list[AnswerSite]:
     """Sites holding answers for at least `min_dead_sites` distinct dead sites, those that

@@ -30,6 +30,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import Base
 from pagetrail.store.scans import Scan, url_key
 
@@ -82,6 +83,7 @@ def _insert(session: Session) -> Any:
     return postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert  # type: ignore[union-attr]
 
 
+@store_call
 def claim(store: Store, scan_id: str, parent: str, candidates: Sequence[Candidate], *,
           max_urls: int, max_pages: int, aliases: Sequence[str] = ()) -> Claimed:
     """Add `candidates` (in order) to the scan's frontier on behalf of page `parent` (a URL;
@@ -140,6 +142,7 @@ def _existing(session: Session, scan_id: str, keys: list[str]) -> set[str]:
     return found
 
 
+@store_call
 def entry(store: Store, scan_id: str, url: str) -> Entry | None:
     with store.session() as s:
         row = s.execute(select(FrontierEntry.url, FrontierEntry.kind, FrontierEntry.depth,
@@ -148,6 +151,7 @@ def entry(store: Store, scan_id: str, url: str) -> Entry | None:
     return Entry(*row) if row is not None else None
 
 
+@store_call
 def children(store: Store, scan_id: str, parent: str, kind: EntryKind, *,
              pending_only: bool = True) -> list[Entry]:
     """What page `parent` ("" for seeds) added of `kind`, in the order added."""
@@ -186,6 +190,7 @@ def finish_page(session: Session, scan_id: str, page: str, links: Sequence[str],
     return done
 
 
+@store_call
 def unfinished_pages(store: Store, scan_id: str, depth: int) -> int:
     """Pages at `depth` or less not done yet: 0 means the crawl's level `depth` is over."""
     c = FrontierEntry.__table__.c
@@ -195,6 +200,7 @@ def unfinished_pages(store: Store, scan_id: str, depth: int) -> int:
             c.done.is_(False))) or 0)
 
 
+@store_call
 def send_level(store: Store, scan_id: str, depth: int,
                send: Callable[[list[Entry]], None]) -> int:
     """Hand the pages at `depth` not sent yet to `send`, and mark them sent, in one
@@ -213,12 +219,14 @@ def send_level(store: Store, scan_id: str, depth: int,
     return len(entries)
 
 
+@store_call
 def pending_count(store: Store, scan_id: str) -> int:
     with store.session() as s:
         return int(s.scalar(select(func.count()).select_from(FrontierEntry).where(
             FrontierEntry.scan_id == scan_id, FrontierEntry.done.is_(False))) or 0)
 
 
+@store_call
 def page_notes(store: Store, scan_id: str) -> list[tuple[str, dict[str, Any]]]:
     """(url, notes) of the scan's pages, in the order they were added."""
     with store.session() as s:
@@ -228,6 +236,7 @@ def page_notes(store: Store, scan_id: str) -> list[tuple[str, dict[str, Any]]]:
             .order_by(FrontierEntry.id))]
 
 
+@store_call
 def counts(store: Store, scan_id: str) -> dict[str, int]:
     """Rows per kind (tests and progress)."""
     with store.session() as s:
@@ -235,6 +244,7 @@ def counts(store: Store, scan_id: str) -> dict[str, int]:
             FrontierEntry.scan_id == scan_id).group_by(FrontierEntry.kind)).all())
 
 
+@store_call
 def begin_finish(store: Store, scan_id: str) -> bool:
     """Take the scan from running to finishing; True for the one caller that did it (the
     coordinator of a drained frontier)."""
@@ -243,6 +253,7 @@ def begin_finish(store: Store, scan_id: str) -> bool:
                               .values(status="finishing")).rowcount)
 
 
+@store_call
 def open_scan_with_id(store: Store, scan_id: str, target: str, options_key: str,
                       options: dict[str, Any]) -> Scan:
     """The scan `scan_id`, created (status running) if it is not there yet."""

@@ -23,6 +23,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, mapped_column
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import Base, utcnow
 
 LOOKUP_CHUNK = 500  # keys per IN (...) query
@@ -58,6 +59,7 @@ def _insert(store: Store) -> Any:
     return postgresql.insert if store.engine.dialect.name == "postgresql" else sqlite.insert
 
 
+@store_call
 def record_jobs(store: Store, records: Sequence[JobRecord]) -> None:
     """Store finished jobs; a (kind, key) already finished is left as it is (a queued or
     running mark is replaced)."""
@@ -76,6 +78,7 @@ def record_jobs(store: Store, records: Sequence[JobRecord]) -> None:
         s.execute(statement, rows)
 
 
+@store_call
 def mark_job(store: Store, kind: str, key: str, item: dict[str, Any],
              status: Literal["queued", "running"]) -> None:
     """Mark a long job queued (enqueued) or running (a worker started it). Never touches a
@@ -93,6 +96,7 @@ def mark_job(store: Store, kind: str, key: str, item: dict[str, Any],
         s.execute(statement, [row])
 
 
+@store_call
 def claim_job(store: Store, kind: str, key: str, item: dict[str, Any], *,
               stale_after: timedelta) -> bool:
     """Take a job to run it here: True when the caller now holds it — nobody had it, it was
@@ -112,6 +116,7 @@ def claim_job(store: Store, kind: str, key: str, item: dict[str, Any], *,
         return s.execute(statement).first() is not None
 
 
+@store_call
 def job_state(store: Store, kind: str, key: str) -> tuple[JobState, JobRecord | None]:
     """Where one job stands: queued, running, done or failed (with its record), or unknown
     (nothing enqueued it here)."""
@@ -124,6 +129,7 @@ def job_state(store: Store, kind: str, key: str) -> tuple[JobState, JobRecord | 
     return status, record  # type: ignore[return-value]
 
 
+@store_call
 def done_keys(store: Store, kind: str, keys: Iterable[str]) -> set[str]:
     """Which of `keys` have a finished job of `kind`."""
     wanted = list(dict.fromkeys(keys))
@@ -136,6 +142,7 @@ def done_keys(store: Store, kind: str, keys: Iterable[str]) -> set[str]:
     return found
 
 
+@store_call
 def load_jobs(store: Store, kind: str, keys: Iterable[str]) -> dict[str, JobRecord]:
     """The finished records of `keys` (queued and running marks are not records yet)."""
     wanted = list(dict.fromkeys(keys))
@@ -150,6 +157,7 @@ def load_jobs(store: Store, kind: str, keys: Iterable[str]) -> dict[str, JobReco
     return found
 
 
+@store_call
 def count_jobs(store: Store, kind: str | None = None) -> int:
     with store.session() as s:
         query = select(func.count()).select_from(JobRow).where(JobRow.status.in_(FINISHED))
@@ -158,6 +166,7 @@ def count_jobs(store: Store, kind: str | None = None) -> int:
         return int(s.scalar(query) or 0)
 
 
+@store_call
 def digest_run_summaries(store: Store, run_ids: Sequence[int]) -> list[tuple[int, dict[str, Any]]]:
     """(id, summary) of DigestRun rows, in the order asked: the digests that digest jobs built
     (their records hold the run ids)."""

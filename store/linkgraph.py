@@ -11,6 +11,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from pagetrail.store.db import BulkWrite, Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import LinkEdge, utcnow
 
 
@@ -45,6 +46,7 @@ def replace_edges_of_pages(session: Session, pages: Sequence[tuple[str, Sequence
     return len(rows)
 
 
+@store_call
 def outlinks(store: Store, page_urls: Sequence[str]) -> dict[str, list[Edge]]:
     """Links recorded for these pages (what a resumed scan already extracted)."""
     found: dict[str, list[Edge]] = {}
@@ -57,6 +59,7 @@ def outlinks(store: Store, page_urls: Sequence[str]) -> dict[str, list[Edge]]:
     return found
 
 
+@store_call
 def backlinks(store: Store, target_url: str, limit: int = 10) -> list[Edge]:
     """First-level backlinks of a URL (Klein & Nelson's link neighbourhood: ~10 pages)."""
     with store.session() as session:

@@ -31,20 +31,6 @@ class LinkCheck(Base):
     scan_id: Mapped[str | None] = mapped_column(String(64), index=True)
 
 
-class MementoCache(Base):
-    """Cached archive look-ups (TimeMap/CDX results and the chosen capture) per URL."""
-
-    __tablename__ = "mementos"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    url: Mapped[str] = mapped_column(Text)
-    at: Mapped[str] = mapped_column(String(32), default="")
-    archive: Mapped[str] = mapped_column(Text, default="")
-    fetched_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    __table_args__ = (Index("ix_mementos_key", "url", "at", "archive"),)
-
-
 class SearchCache(Base):
     """Cached answers of one search engine to one query, with expiry."""
 

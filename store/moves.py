@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import Move
 
 MOVE_SOURCES = ("pick", "live redirect", "archived redirect", "confirmed recovery")
@@ -30,6 +31,7 @@ def _record(m: Move) -> MoveRecord:
     return MoveRecord(m.old_url, m.new_url, m.host, m.source, m.created_at)
 
 
+@store_call
 def insert_move(store: Store, old_url: str, new_url: str, *, host: str,
                 source: str) -> MoveRecord:
     """Store that `old_url` (on site `host`) moved to `new_url`; idempotent per
@@ -59,6 +61,7 @@ def _find(store: Store, old_url: str, new_url: str, source: str) -> MoveRecord |
         return _record(move) if move else None
 
 
+@store_call
 def moves_on_host(store: Store, host: str, *, limit: int = 500) -> list[MoveRecord]:
     """Known moves whose old URL is on site `host`, newest first."""
     with store.session() as session:

@@ -17,6 +17,7 @@ from sqlalchemy import DateTime, String, Text, case, func, inspect, literal, or_
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import Base, utcnow
 
 FTS_TABLE = "local_pages_fts"
@@ -43,12 +44,14 @@ class PageHit:
     snippet: str
 
 
+@store_call
 def has_fts(store: Store) -> bool:
     """Whether the database has the FTS5 index (SQLite with FTS5, migration 0002)."""
     engine = store.engine
     return engine.dialect.name == "sqlite" and inspect(engine).has_table(FTS_TABLE)
 
 
+@store_call
 def upsert_page(store: Store, key: str, url: str, *, host: str, title: str = "",
                 body: str = "") -> None:
     """Insert or refresh the page with key `key` (its text cut to MAX_TEXT characters)."""
@@ -64,6 +67,7 @@ def upsert_page(store: Store, key: str, url: str, *, host: str, title: str = "",
         page.seen_at = utcnow()
 
 
+@store_call
 def search_pages(store: Store, terms: list[str], *, site: str | None, limit: int,
                  fts: bool) -> list[PageHit]:
     """Pages matching any of `terms` (on `site` and its subdomains when given), best first:

@@ -10,6 +10,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import Pick
 
 
@@ -30,6 +31,7 @@ def _record(p: Pick) -> PickRecord:
                       p.created_at)
 
 
+@store_call
 def insert_pick(store: Store, dead_url: str, chosen_url: str, *, host: str, by: str = "",
                 via: str = "cli", where: str = "", note: str = "",
                 rejected: bool = False) -> PickRecord:
@@ -42,6 +44,7 @@ def insert_pick(store: Store, dead_url: str, chosen_url: str, *, host: str, by: 
         return _record(pick)
 
 
+@store_call
 def picks_on_host(store: Store, host: str) -> list[PickRecord]:
     """Every pick and rejection of a dead URL on site `host`, newest first."""
     with store.session() as session:
@@ -50,6 +53,7 @@ def picks_on_host(store: Store, host: str) -> list[PickRecord]:
         return [_record(p) for p in rows]
 
 
+@store_call
 def picked_since(store: Store, host: str, since: datetime) -> bool:
     """Whether a person picked or rejected anything on site `host` at or after `since`."""
     with store.session() as session:

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import RecoveryRow, utcnow
 from pagetrail.store.scans import aware
 
@@ -29,6 +30,7 @@ class RecoveryRecord:
     seconds: float
 
 
+@store_call
 def remember_recovery(store: Store, url: str, request_key: str, *, request: dict[str, Any],
                       answer: dict[str, Any], seconds: float) -> None:
     """Store the answer to the request `request_key`: an upsert on the key, so that the same
@@ -45,6 +47,7 @@ def remember_recovery(store: Store, url: str, request_key: str, *, request: dict
                   for name in ("url", "request", "answer", "seconds", "created_at")}))
 
 
+@store_call
 def latest_recovery(store: Store, request_key: str) -> RecoveryRecord | None:
     """The remembered answer to the request `request_key`, or None."""
     with store.session() as session:

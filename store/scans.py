@@ -36,6 +36,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pagetrail.store.db import BulkWrite, Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import Base, LinkCheck, LinkEdge, utcnow
 
 
@@ -90,6 +91,7 @@ def aware(value: datetime | None) -> datetime | None:
 
 # --- scans --------------------------------------------------------------------------------
 
+@store_call
 def open_scan(store: Store, scan_id: str, target: str, options_key: str,
               options: dict[str, Any], *, at: datetime) -> tuple[str, bool]:
     """The unfinished scan with these target and options (resumed), or a new one."""
@@ -104,12 +106,14 @@ def open_scan(store: Store, scan_id: str, target: str, options_key: str,
     return scan_id, False
 
 
+@store_call
 def finish_scan(store: Store, scan_id: str, summary: dict[str, Any], *, at: datetime) -> None:
     with store.session() as s:
         s.execute(update(Scan).where(Scan.id == scan_id).values(
             status="done", finished_at=at, summary=summary))
 
 
+@store_call
 def get_scan(store: Store, scan_id: str) -> Scan | None:
     with store.session() as s:
         return s.get(Scan, scan_id)
@@ -139,6 +143,7 @@ def record_pages_done(session: Session, scan_id: str, pages: Iterable[tuple[str,
     _INSERT_PAGES.execute(session.connection(), rows)
 
 
+@store_call
 def done_pages(store: Store, scan_id: str) -> list[FrontierPage]:
     """Pages this scan has crawled and whose links are stored, in crawl order."""
     with store.session() as s:
@@ -148,6 +153,7 @@ def done_pages(store: Store, scan_id: str) -> list[FrontierPage]:
     return [FrontierPage(url, depth, done) for url, depth, done in rows]
 
 
+@store_call
 def scan_checks_and_counts(store: Store, scan_id: str
                            ) -> tuple[list[tuple[str, str, int | None, dict[str, Any] | None]],
                                       int, int]:
@@ -175,6 +181,7 @@ def scan_checks_and_counts(store: Store, scan_id: str
 
 # --- checks and link states -------------------------------------------------------------------
 
+@store_call
 def checked_in_scan(store: Store, scan_id: str) -> dict[str, str]:
     """URL → verdict of the checks already recorded by this scan."""
     with store.session() as s:
@@ -245,16 +252,19 @@ _UPDATE_STATES = BulkWrite(
     ("key", *STATE_COLUMNS[1:]))
 
 
+@store_call
 def states_by_url(store: Store, urls: Iterable[str]) -> dict[str, LinkStateRow]:
     with store.session() as s:
         return load_states(s, urls)
 
 
+@store_call
 def states_in(store: Store, states: Sequence[str], urls: Iterable[str]) -> list[LinkStateRow]:
     wanted = set(states)
     return [row for row in states_by_url(store, urls).values() if row.state in wanted]
 
 
+@store_call
 def first_seen(store: Store, urls: Iterable[str]) -> dict[str, datetime]:
     """When each URL was first checked (its oldest LinkCheck): the moment a watched link is
     taken to have been made, for content-drift comparisons."""

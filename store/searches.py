@@ -10,10 +10,12 @@ from typing import Any
 from sqlalchemy import delete, select
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import SearchCache
 from pagetrail.store.scans import aware
 
 
+@store_call
 def cached_hits(store: Store, engine: str, query: str, scope: str,
                 now: datetime) -> list[dict[str, Any]] | None:
     """The newest cached hits (JSON) of `engine` for (query, scope), or None when there are
@@ -31,6 +33,7 @@ def cached_hits(store: Store, engine: str, query: str, scope: str,
         return list(row.hits)
 
 
+@store_call
 def cache_hits(store: Store, engine: str, query: str, scope: str, hits: list[dict[str, Any]],
                *, now: datetime, ttl: timedelta) -> None:
     """Replace the cached answer of `engine` for (query, scope) with `hits` (JSON)."""

@@ -9,11 +9,13 @@ from collections.abc import Callable
 from sqlalchemy import delete, select
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import store_call
 from pagetrail.store.models import Watch
 
 Key = Callable[[str], str]
 
 
+@store_call
 def add_watch(store: Store, channel: str, target: str, *, key: Key, by: str = "") -> bool:
     """Watch `target` in `channel`; False when the channel already watches it (same key)."""
     with store.session() as session:
@@ -24,6 +26,7 @@ def add_watch(store: Store, channel: str, target: str, *, key: Key, by: str = ""
     return True
 
 
+@store_call
 def remove_watch(store: Store, channel: str, target: str, *, key: Key) -> bool:
     """Stop watching `target` (every stored target with its key) in `channel`."""
     with store.session() as session:
@@ -35,6 +38,7 @@ def remove_watch(store: Store, channel: str, target: str, *, key: Key) -> bool:
     return True
 
 
+@store_call
 def list_watches(store: Store, channel: str) -> list[str]:
     with store.session() as session:
         rows = session.scalars(select(Watch).where(Watch.channel == channel)
@@ -42,11 +46,13 @@ def list_watches(store: Store, channel: str) -> list[str]:
         return [w.target for w in rows]
 
 
+@store_call
 def watched_channels(store: Store) -> list[str]:
     with store.session() as session:
         return sorted(set(session.scalars(select(Watch.channel)).all()))
 
 
+@store_call
 def all_watches(store: Store) -> list[tuple[str, str]]:
     """Every (channel, target), in the order they were added."""
     with store.session() as session:

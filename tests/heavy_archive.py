@@ -4,6 +4,7 @@
     archive = HeavyArchive().start()
     archive.prefix        # PAGETRAIL_ARCHIVES
     archive.captures      # how many huge raw captures were served
+    archive.events        # "served" once each huge capture is written; a test appends its own
     # an original URL with "/small/" in it gets a small page instead
 """
 
@@ -29,6 +30,9 @@ class HeavyArchive:
     def __init__(self, links: int = 100_000) -> None:
         self.body = huge_page(links)
         self.captures = 0
+        # What happened, in order: "served" when a huge capture was written to its client;
+        # a test adds its own events (list.append is atomic), so order can be asserted.
+        self.events: list[str] = []
         self.authorizations: list[str | None] = []  # the Authorization header of each request
         self._lock = threading.Lock()
         self._server: Loopback | None = None
@@ -63,6 +67,8 @@ class HeavyArchive:
                     body = SMALL_PAGE if small else archive.body
                     self._send(200, body, "text/html; charset=utf-8",
                                {"Memento-Datetime": "Tue, 01 Jan 2019 00:00:00 GMT"})
+                    if not small:
+                        archive.events.append("served")
                 else:
                     self._send(404, b"no", "text/plain")
 

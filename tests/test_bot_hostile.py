@@ -191,3 +191,80 @@ def test_slacks_own_response_urls_are_accepted() -> None:
     for url in ("https://hooks.slack.com/commands/T1/123/abc",
                 "https://hooks.slack-gov.com/actions/T1/1/x"):
         assert reply_url({"response_url": url}, settings) == url
+
+
+# --- Socket Mode: the same checks before Bolt ----------------------------------------------
+
+class _SocketSide:
+    """Slack's side of the socket, recorded (the internet: the only part stood in for)."""
+
+    def __init__(self) -> None:
+        self.responses: list[Any] = []
+        self.logger = logging.getLogger("socket-side")
+
+    async def send_socket_mode_response(self, response: Any) -> None:
+        self.responses.append(response)
+
+
+@pytest.mark.parametrize("kind,payload", [
+    ("interactive", {"type": "block_actions", "actions": "x"}),
+    ("interactive", {"type": "block_actions", "user": "U1", "actions": []}),
+    ("interactive", {"type": ["block_actions"]}),
+    ("slash_commands", {"command": ["/fixlink"], "text": "x"}),
+    ("slash_commands", {"command": "/fixlink", "text": {"a": 1}}),
+    ("events_api", {"event": "app_mention"}),
+])
+async def test_socket_mode_payloads_pass_the_same_guard(tmp_path, caplog, kind,
+                                                        payload) -> None:
+    from slack_sdk.socket_mode.request import SocketModeRequest
+
+    from pagetrail.bot.server import guarded_socket_handler
+    from pagetrail.tools.settings import Settings
+
+    store = Store(f"sqlite:///{tmp_path / 'socket.db'}")
+    settings = Settings(SLACK_BOT_TOKEN="xoxb-test", database_url=store.url)
+    bot_app = build_app(settings, store, socket_mode=True, digests=False)
+    handler = guarded_socket_handler(bot_app, "xapp-test")
+    dispatched: list[Any] = []
+
+    async def spy(request: Any) -> Any:  # Bolt's own dispatch, observed
+        dispatched.append(request)
+        raise AssertionError("a malformed payload reached Bolt")
+
+    bot_app.app.async_dispatch = spy  # type: ignore[method-assign]
+    side = _SocketSide()
+    try:
+        with caplog.at_level(logging.WARNING, logger="pagetrail.bot.server"):
+            await handler.handle(side, SocketModeRequest(kind, "env-1", payload))
+    finally:
+        await handler.client.close()
+        store.dispose()
+    assert dispatched == []
+    assert [r.envelope_id for r in side.responses] == ["env-1"]  # acknowledged, not retried
+    assert any("malformed Socket Mode request" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_well_formed_socket_mode_command_reaches_bolt(tmp_path) -> None:
+    from slack_sdk.socket_mode.request import SocketModeRequest
+
+    from pagetrail.bot.server import guarded_socket_handler
+    from pagetrail.tools.settings import Settings
+
+    fake = FakeSlack().start()
+    store = Store(f"sqlite:///{tmp_path / 'socket.db'}")
+    settings = Settings(SLACK_BOT_TOKEN="xoxb-test", database_url=store.url,
+                        slack_api_url=fake.api_url)
+    bot_app = build_app(settings, store, socket_mode=True, digests=False)
+    handler = guarded_socket_handler(bot_app, "xapp-test")
+    side = _SocketSide()
+    try:
+        await handler.handle(side, SocketModeRequest("slash_commands", "env-2", {
+            "command": "/fixlink", "text": "help", "user_id": "U1", "channel_id": "C1",
+            "team_id": "T1", "response_url": fake.response_url("socket")}))
+    finally:
+        await handler.client.close()
+        store.dispose()
+        fake.stop()
+    [response] = side.responses
+    assert response.envelope_id == "env-2"
+    assert "/fixlink signature URL" in json.dumps(response.payload)  # Bolt's help ack

@@ -1,6 +1,9 @@
 """Slack acks are never held up by CPU work (#20): while three `/fixlink signature` jobs parse
-a 4.5 MB archived page (100,000 links), other people's commands are acked fast. Signed HTTP
-to the running Bolt app; the archive is a loopback server (tests/heavy_archive.py)."""
+a 4.5 MB archived page (100,000 links), other people's commands are acked. Signed HTTP
+to the running Bolt app; the archive is a loopback server (tests/heavy_archive.py).
+Asserted on counts and order, not timings: light commands are acked after a huge page was
+served and before the first heavy answer (a parse on the loop would hold them until it
+ends). Ack latencies under load are bench/mcp_load.py --slack's."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from pagetrail.store import Store
 from pagetrail.tools.settings import Settings
 
 SECRET = "load-signing-secret"
-ACK_BOUND = 2.5  # generous: the point is "not seconds of parsing", Slack's limit is 3 s
+DURING = 3  # acks wanted between a huge page served and the first heavy answer
 HEAVY_JOBS = 3
 
 
@@ -50,18 +53,26 @@ def test_acks_stay_fast_while_huge_pages_are_parsed(heavy) -> None:
     def answered() -> int:
         return sum(1 for n in range(HEAVY_JOBS) if fake.posts(f"/response/heavy{n}"))
 
-    acks: list[float] = []
+    events = archive.events
+    acks = 0
     deadline = time.monotonic() + 180
     while answered() < HEAVY_JOBS and time.monotonic() < deadline:
+        if answered() and "heavy" not in events:
+            events.append("heavy")
         body = command_body("/fixlink", "help", response_url=fake.response_url("h"),
-                            user=f"U-light{len(acks)}")
-        started = time.monotonic()
+                            user=f"U-light{acks}")
         response = post_signed(server.url, SECRET, body)
-        acks.append(time.monotonic() - started)
         assert response.status_code == 200
-        time.sleep(0.1)
+        acks += 1
+        events.append("ack")
+        time.sleep(0.05)
     assert answered() == HEAVY_JOBS
-    assert len(acks) >= 5, acks  # the light commands really ran alongside the heavy jobs
-    assert max(acks) < ACK_BOUND, sorted(acks)[-5:]
+    if "heavy" not in events:
+        events.append("heavy")
+    assert acks >= 5, events  # the light commands really ran alongside the heavy jobs
+    # Order: after the first huge page reached the bot, light commands kept being acked while
+    # it was parsed, before the first heavy answer was posted.
+    window = events[events.index("served"):events.index("heavy")]
+    assert window.count("ack") >= DURING, events
     for n in range(HEAVY_JOBS):
         assert "solar" in str(fake.posts(f"/response/heavy{n}")[0].body)

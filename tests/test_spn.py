@@ -19,6 +19,7 @@ import pytest
 
 from pagetrail.store import open_store
 from pagetrail.store.captures import captures_of
+from pagetrail.store.scans import get_scan
 from pagetrail.tools.archive import spn as spn_module
 from pagetrail.tools.archive.memento import fetch_memento, list_mementos
 from pagetrail.tools.archive.spn import SavePageNow, auth_headers, save_form, status_url
@@ -32,6 +33,7 @@ from pagetrail.tools.testbed.worldgen import WorldBuilder
 SOURCE = "https://source.example/reading"
 TARGET = "https://target.example/{}"
 ARCHIVED = "https://target.example/archived"
+FANNED = "https://source.example/fanned"  # its links are asked for by that test only
 
 
 def _page(title: str, body: str = "", links: str = "") -> str:
@@ -49,12 +51,15 @@ def spn_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     (TARGET.format("fresh"), ARCHIVED, TARGET.format("missing"),
                      "https://source.example/about"))
     b.page(SOURCE, _page("Reading list", "Links we like.", links))
+    b.page(FANNED, _page("More reading", "Links for the fanned-out scan.", "".join(
+        f'<a href="{u}">{u}</a> ' for u in (TARGET.format("f0"), TARGET.format("f1"),
+                                           "https://source.example/about"))))
     b.page("https://source.example/", _page("Source"))
     b.page("https://target.example/", _page("Target"))
     b.page("https://source.example/about", _page("About us"))
     b.text("https://source.example/robots.txt", "User-agent: *\nAllow: /\n")
     b.text("https://target.example/robots.txt", "User-agent: *\nAllow: /\n")
-    for name in ("fresh", "archived", "q0", "q1", *(f"p{i}" for i in range(15))):
+    for name in ("fresh", "archived", "q0", "q1", "f0", "f1", *(f"p{i}" for i in range(15))):
         b.page(TARGET.format(name), _page(f"Target page {name}",
                                           f"The live text of target page {name}."))
     b.capture(ARCHIVED, "20190710000000", html=_page("Target page archived"))
@@ -325,6 +330,28 @@ def test_scan_asks_for_captures_of_new_outbound_links(tb: TestbedThread,
     assert found is not None and found.document is not None
     assert found.document.title == "Target page fresh"
     assert found.datetime.year == datetime.now(UTC).year
+
+
+def test_a_scan_fanned_out_over_page_jobs_asks_for_captures_too(tb: TestbedThread,
+                                                                 tmp_path: Path) -> None:
+    """The coordinator page job asks for the captures an in-process scan asks for (the
+    working outbound links without a recent one), and the report counts them."""
+    from test_scan_jobs import run_fanned_out
+
+    from pagetrail.store.jobs import load_jobs
+    from pagetrail.tools.workers.jobs import job_key
+
+    settings = _settings(tb, tmp_path, spn_on_scan=True, spn_scan_max=5)
+    store = open_store(settings.database_url)
+    item = {"target": FANNED, "request": "fanned-spn", "depth": 0, "max_pages": 1,
+            "same_site_only": False}
+    asyncio.run(run_fanned_out(store, settings, item))
+    assert sorted(r.form["url"] for r in _posts(tb)) == [TARGET.format("f0"),
+                                                         TARGET.format("f1")]
+    key = job_key("scan", item)
+    assert load_jobs(store, "scan", [key])[key].status == "done"
+    scan_row = get_scan(store, key)
+    assert scan_row is not None and scan_row.summary["captures"] == {"success": 2}
 
 
 # --- the faces: CLI, MCP, Slack -----------------------------------------------------------------

@@ -11,7 +11,7 @@ from pagetrail.store import Pick, Store
 from pagetrail.store.migrate import current_revision, head_revision
 
 EXPECTED_TABLES = {
-    "link_checks", "mementos", "searches", "recoveries", "picks", "moves", "watches",
+    "link_checks", "searches", "recoveries", "picks", "moves", "watches",
     "link_edges", "digest_runs",
 }
 
@@ -19,6 +19,7 @@ EXPECTED_TABLES = {
 def test_migrations_create_every_table(store: Store) -> None:
     tables = set(inspect(store.engine).get_table_names())
     assert tables >= EXPECTED_TABLES
+    assert "mementos" not in tables  # never used: dropped by 0009
     assert current_revision(store.engine) == head_revision()
 
 

@@ -156,6 +156,9 @@ class Settings(BaseSettings):
     lease_seconds: float = 60.0
     db_pool_size: int = 5  # PostgreSQL connections per process (a worker process)
     db_max_overflow: int = 5
+    # Seconds a store call waits for the database when it is away (stopped, restarting,
+    # locked): retried with backoff, then StoreUnavailable (store.faults).
+    store_fault_budget: float = Field(default=120.0, ge=0)
 
     # --- faces ---------------------------------------------------------------------------
     mcp_token: SecretStr | None = None
@@ -266,4 +269,5 @@ def configured_store(url: str | None = None) -> Store:
 
     settings = get_settings()
     return open_store(url or settings.database_url,
-                      PoolSize(settings.db_pool_size, settings.db_max_overflow))
+                      PoolSize(settings.db_pool_size, settings.db_max_overflow),
+                      fault_budget=settings.store_fault_budget)

@@ -57,6 +57,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         store_revisions,
     )
     from pagetrail.tools.content.dates import parse_date
+    from pagetrail.tools.doctor import Check as DoctorCheck
+    from pagetrail.tools.doctor import healthy as doctor_healthy
+    from pagetrail.tools.doctor import run_doctor
     from pagetrail.tools.errors import (
         ArchiveExcluded,
         ArchiveUnavailable,
@@ -314,6 +317,10 @@ _EXPORTS: dict[str, str] = {
     "check_links_in_text": "pagetrail.tools.fix.text",
     "TextCheck": "pagetrail.tools.fix.text",
     "TextLink": "pagetrail.tools.fix.text",
+    # Health (`pagetrail doctor`)
+    "run_doctor": "pagetrail.tools.doctor",
+    "DoctorCheck": "pagetrail.tools.doctor:Check",
+    "doctor_healthy": "pagetrail.tools.doctor:healthy",
 }
 
 __all__ = [
@@ -334,6 +341,7 @@ __all__ = [
     "ConfigError",
     "DigestLink",
     "DigestPoster",
+    "DoctorCheck",
     "Document",
     "Drift",
     "EngineFailure",
@@ -406,6 +414,7 @@ __all__ = [
     "digest_html",
     "digest_json",
     "digest_markdown",
+    "doctor_healthy",
     "ensure_fetchable",
     "extract_signature",
     "failed_jobs",
@@ -441,6 +450,8 @@ __all__ = [
     "render_fix_report",
     "render_trend_chart",
     "robust_link",
+    "run_doctor",
+    "run_evaluation",
     "run_worker",
     "same_url",
     "scan_on_workers",

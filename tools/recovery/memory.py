@@ -16,6 +16,7 @@ from pagetrail.store import watches as _watches
 from pagetrail.store.db import STORE_ERRORS, Store
 from pagetrail.store.elsewhere import AnswerSite, insert_answer_elsewhere
 from pagetrail.store.elsewhere import answer_sites as _answer_sites
+from pagetrail.store.faults import is_store_fault
 from pagetrail.store.linkgraph import backlinks
 from pagetrail.store.moves import MOVE_SOURCES, MoveRecord, insert_move, moves_on_host
 from pagetrail.store.picks import PickRecord, insert_pick, picked_since, picks_on_host
@@ -44,12 +45,20 @@ T = TypeVar("T")
 
 
 async def stored(failures: list[EngineFailure], what: str, default: T,
-                 call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+                 call: Callable[..., T], *args: Any, required: bool = False,
+                 **kwargs: Any) -> T:
     """A store call in a thread; a database failure is the answer's named partial failure
-    (`store`), never a crash of the recovery nor a silent gap."""
+    (`store`), never a crash of the recovery nor a silent gap.
+
+    The store already waits out a fault within its budget (store/faults.py). A `required`
+    write (a learned move, where an answer was found) that still meets the database away
+    raises the named StoreUnavailable: the run stops, resumable, rather than losing what it
+    learned; other calls (caches, reads that only add evidence) become the named failure."""
     try:
         return await asyncio.to_thread(call, *args, **kwargs)
     except STORE_ERRORS as exc:
+        if required and is_store_fault(exc):
+            raise
         log.warning("store failed while %s: %s", what, exc)
         failures.append(EngineFailure(engine="store",
                                       error=f"{what}: {type(exc).__name__}: {exc}"[:500]))

@@ -108,10 +108,15 @@ async def recover(
         # Learn (FABLE): what this recovery saw move teaches the site's rewrite rules.
         for old_url, new_url, source in learned_moves(recovery, found.archived_redirects):
             await memory.stored(recovery.failures, f"recording the {source}", None,
-                                record_move, store, old_url, new_url, source)
+                                record_move, store, old_url, new_url, source, required=True)
         for elsewhere in answers_elsewhere(recovery):
             await memory.stored(recovery.failures, "recording where an answer was found",
-                                False, record_elsewhere, store, recovery.url, elsewhere)
+                                False, record_elsewhere, store, recovery.url, elsewhere,
+                                required=True)
+        if any(f.engine == "store" for f in recovery.failures):
+            # Parts of this answer are missing because the database failed: it is given, with
+            # the failure named, but not remembered — the next request redoes it.
+            return recovery
         await memory.stored(recovery.failures, "remembering the answer", None,
                             memory.remember_answer, store, str(dead), key, recovery, {
                                 "source_url": source_url, "anchor": anchor,

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from pagetrail.store.db import STORE_ERRORS, Store
 from pagetrail.store.digests import add_run
+from pagetrail.store.faults import is_store_fault
 from pagetrail.store.linkgraph import backlinks
 from pagetrail.store.scans import checked_in_scan
 from pagetrail.store.watches import all_watches
@@ -236,6 +237,8 @@ async def recover_confirmed(digest: ScanDigest, *, store: Store, settings: Setti
                 context=source.context if source else None,
                 settings=settings, store=store), timeout=max(1.0, deadline - time.monotonic()))
         except (PagetrailError, TimeoutError, *STORE_ERRORS) as exc:
+            if is_store_fault(exc):
+                raise  # the database away past its budget: not this link's failure
             log.warning("digest: recovery of %s failed: %s", link.url, exc)
             link.recovery_error = (f"{type(exc).__name__}: {exc}" if str(exc)
                                    else "timed out" if isinstance(exc, TimeoutError)
@@ -521,6 +524,8 @@ async def _target_digest(store: Store, target: str, *, settings: Settings,
                                 clock=clock)
             digest = await asyncio.to_thread(build_digest, store, result)
     except TARGET_ERRORS as exc:
+        if is_store_fault(exc):
+            raise  # the database away past its budget: the run stops, resumable; not failed
         stage = "scan" if result is None else "digest"
         if isinstance(exc, PagetrailError):
             log.warning("digest: %s of %s failed: %s", stage, target, exc)

@@ -328,6 +328,9 @@ class Recorder:
         # One transaction: a page is marked done together with its stored links (a kill
         # before the commit loses both, and the resumed scan crawls the page again), and a
         # check together with the state change it causes.
+        return self.store.call(self._write_once, checks, pages)
+
+    def _write_once(self, checks: list[CheckResult], pages: list[PageDone]) -> list[CheckResult]:
         with self.store.session() as session:
             return write_records(session, self.scan_id, self.policy, self.clock, checks, pages)
 
@@ -611,18 +614,7 @@ class Scanner:
 
     # -- Save Page Now --
     def _capture_queue(self, fetcher: Fetcher) -> CaptureQueue | None:
-        """Captures of outbound links, beside the checks: first-seen ones as they are checked,
-        then those still without a capture (None: turned off or no keys — the latter said
-        once per process)."""
-        if not self.settings.spn_on_scan or self.settings.spn_scan_max <= 0:
-            return None
-        if credentials(self.settings) is None:
-            say_no_keys_once()
-            return None
-        spn = SavePageNow(self.settings, fetcher, self.store, clock=self.clock)
-        queue = CaptureQueue(spn, limit=self.settings.spn_scan_max, source="scan")
-        queue.start()
-        return queue
+        return capture_queue(self.settings, fetcher, self.store, self.clock)
 
     def _first_seen(self, results: list[CheckResult]) -> None:
         assert self.captures is not None
@@ -631,19 +623,9 @@ class Scanner:
                 self.captures.offer(result.url)
 
     async def _offer_uncaptured(self) -> None:
-        """Working outbound links seen before but still without a capture (an earlier scan's
-        capture failed, was stopped, or hit a limit): offered after the new ones."""
-        from pagetrail.store.captures import covered
-
         assert self.captures is not None
-        verdicts = await asyncio.to_thread(checked_in_scan, self.store, self.scan_id)
-        working = sorted(url for url, verdict in verdicts.items()
-                         if verdict in ("ok", "redirected") and not is_same_site(url, self.site))
-        since = self.clock() - timedelta(days=self.settings.spn_recent_days)
-        done = await asyncio.to_thread(covered, self.store, working, since)
-        for url in working:
-            if url not in done:
-                self.captures.offer(url)
+        await offer_uncaptured(self.captures, self.store, self.scan_id, self.site,
+                               self.settings, self.clock)
 
     # -- the run --
     async def run(self) -> ScanResult:
@@ -696,6 +678,38 @@ class Scanner:
         return await asyncio.to_thread(complete, self.store, result, self.settings,
                                        self.skipped, self.problems, capture_counts,
                                        at=self.clock())
+
+
+def capture_queue(settings: Settings, fetcher: Fetcher, store: Store,
+                  clock: Clock) -> CaptureQueue | None:
+    """Save Page Now captures of a scan's outbound links, beside its checks (None: turned
+    off, or no keys — the latter said once per process). Started; `close()` it."""
+    if not settings.spn_on_scan or settings.spn_scan_max <= 0:
+        return None
+    if credentials(settings) is None:
+        say_no_keys_once()
+        return None
+    spn = SavePageNow(settings, fetcher, store, clock=clock)
+    queue = CaptureQueue(spn, limit=settings.spn_scan_max, source="scan")
+    queue.start()
+    return queue
+
+
+async def offer_uncaptured(queue: CaptureQueue, store: Store, scan_id: str, site: str,
+                           settings: Settings, clock: Clock) -> None:
+    """Offer the scan's working outbound links still without a recent capture (an earlier
+    scan's capture failed, was stopped or hit a limit; or — a scan fanned out over workers —
+    nobody asked yet): after the first-seen ones the in-process scan offered as it went."""
+    from pagetrail.store.captures import covered
+
+    verdicts = await asyncio.to_thread(checked_in_scan, store, scan_id)
+    working = sorted(url for url, verdict in verdicts.items()
+                     if verdict in ("ok", "redirected") and not is_same_site(url, site))
+    since = clock() - timedelta(days=settings.spn_recent_days)
+    done = await asyncio.to_thread(covered, store, working, since)
+    for url in working:
+        if url not in done:
+            queue.offer(url)
 
 
 def complete(store: Store, result: ScanResult, settings: Settings, skipped: Counter[str],
@@ -755,8 +769,11 @@ def _add_since(store: Store, links: list[LinkChange], policy: Policy) -> None:
     link states the scan left (the latest: this scan's)."""
     from pagetrail.store.scans import load_state_rows
 
-    with store.session() as s:
-        rows = load_state_rows(s, [link.url for link in links])
+    def read() -> dict[str, dict[str, Any]]:
+        with store.session() as s:
+            return load_state_rows(s, [link.url for link in links])
+
+    rows = store.call(read)
     for link in links:
         row = rows.get(link.url)
         if row is None or row["state"] != link.after:

@@ -9,8 +9,12 @@ do not lose work:
   (PAGETRAIL_BROKER_VISIBILITY_TIMEOUT, longer than the longest job's time limit);
 - prefetch multiplier 1: a worker holds no more jobs than it runs;
 - per-task soft and hard time limits;
-- retries with exponential backoff for transient faults only (database or Redis
-  connection lost); a job's own failure (bad input) is its recorded answer;
+- a fault of the infrastructure is never a job's failure: a store call waits for the
+  database with backoff (store.faults, PAGETRAIL_STORE_FAULT_BUDGET); a job that met the
+  database away past that budget, or the broker away, or that ran out of time while the
+  database was away, is put back unacknowledged (rejected with requeue) for redelivery and
+  nothing is recorded as failed; a job's own failure (bad input) is its recorded answer,
+  and a job whose failure cannot be recorded is put back, not acknowledged;
 - results go to the store (the jobs table), never to a result backend (ignore_result);
 - one queue per job kind, so a flood of checks never starves recoveries.
 """
@@ -20,15 +24,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 import threading
+import time
 from typing import Any
 
 from celery import Celery, Task, signals
-from celery.exceptions import SoftTimeLimitExceeded
+from celery.exceptions import Reject, SoftTimeLimitExceeded
+from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from pagetrail.store.db import TRANSIENT_STORE_ERRORS, Store
+from pagetrail.store.faults import fault_reason, is_store_fault, outage
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.workers.jobs import JobKind, run_job
 
@@ -37,8 +45,11 @@ log = logging.getLogger(__name__)
 QUEUES: dict[JobKind, str] = {"check": "checks", "recover": "recoveries", "scan": "scans",
                               "page": "pages", "digest": "digests"}
 TASK_NAMES: dict[JobKind, str] = {kind: f"pagetrail.{kind}" for kind in QUEUES}
-# Faults that pass: the job is retried later (with backoff) instead of failing.
-TRANSIENT = (*TRANSIENT_STORE_ERRORS, RedisConnectionError, RedisTimeoutError, ConnectionError)
+# The broker's faults (Redis away while a job sends the jobs it fans out).
+BROKER_FAULTS = (RedisConnectionError, RedisTimeoutError, KombuOperationalError, ConnectionError)
+# Faults that pass: the job is put back for redelivery instead of failing.
+TRANSIENT = (*TRANSIENT_STORE_ERRORS, *BROKER_FAULTS)
+REDELIVERY_PAUSE = (1.0, 5.0)  # seconds (random in range) before a job is put back
 HARD_LIMIT_MARGIN = 30  # seconds between the soft and the hard time limit
 
 
@@ -105,34 +116,63 @@ def _store(settings: Settings) -> Store:
     return configured_store(settings.database_url)
 
 
+def is_fault(exc: BaseException) -> bool:
+    """A fault of the infrastructure (the database or the broker away), not the job's."""
+    if isinstance(exc, TRANSIENT_STORE_ERRORS):
+        return is_store_fault(exc)
+    return isinstance(exc, BROKER_FAULTS)
+
+
+def put_back(kind: JobKind, task_id: str, exc: BaseException) -> Reject:
+    """Reject(requeue=True) for a job that met a fault: the worker hands its message back to
+    the broker (or, with the broker away, leaves it unacknowledged: the broker gives it out
+    again after the visibility timeout). Nothing is recorded; a short random pause first, so
+    that a fault that lasts does not spin."""
+    pause = random.uniform(*REDELIVERY_PAUSE)
+    log.warning("job %s %s met a fault (%s: %s): put back for redelivery in %.0f s",
+                kind, task_id, type(exc).__name__, fault_reason(exc), pause)
+    time.sleep(pause)
+    return Reject(f"{type(exc).__name__}: {fault_reason(exc)}", requeue=True)
+
+
+def record_failure(kind: JobKind, items: list[dict[str, Any]], error: str) -> None:
+    """Record jobs that failed for good (the store's policy waits for the database): the
+    batch waiting for them ends and says why. A page job's scan goes on without it."""
+    from pagetrail.store.jobs import JobRecord, record_jobs
+    from pagetrail.tools.workers.jobs import job_key
+
+    settings = get_settings()
+    if kind == "page":
+        from pagetrail.tools.workers.dispatch import send_jobs
+        from pagetrail.tools.workers.scan_jobs import abandon_page
+
+        for item in items:
+            _runner().run(abandon_page(
+                item, settings, _store(settings), error,
+                lambda kind, batch: send_jobs(settings, kind, batch)))  # type: ignore[arg-type]
+        return
+    record_jobs(_store(settings), [
+        JobRecord(kind, job_key(kind, item), item, "failed", {}, error) for item in items])
+
+
 class JobTask(Task):
-    """Runs a pagetrail job; a job that failed for good is recorded as failed in the store,
-    with the exception, so the batch waiting for it ends and says why."""
+    """Runs a pagetrail job. A job that failed for good is recorded as failed in the store,
+    with the exception, so the batch waiting for it ends and says why; a job that met a fault
+    of the infrastructure is put back for redelivery (`put_back`), never failed."""
 
     kind: JobKind = "recover"
 
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any,
                    einfo: Any) -> None:
-        from pagetrail.store.jobs import JobRecord, record_jobs
-        from pagetrail.tools.workers.jobs import job_key
-
+        """A failure outside the task's body (the hard time limit): recorded when it can be;
+        the body records its own failures (`_run_task`)."""
+        if getattr(exc, "pagetrail_recorded", False):
+            return
         items = args[0] if args else kwargs.get("items", [])
         error = f"{type(exc).__name__}: {exc}"
         log.error("job %s %s failed for good: %s", self.kind, task_id, error)
         try:
-            if self.kind == "page":  # its scan goes on without it (and can finish)
-                from pagetrail.tools.workers.dispatch import send_jobs
-                from pagetrail.tools.workers.scan_jobs import abandon_page
-
-                settings = get_settings()
-                for item in items:
-                    _runner().run(abandon_page(
-                        item, settings, _store(settings), error,
-                        lambda kind, batch: send_jobs(settings, kind, batch)))  # type: ignore[arg-type]
-                return
-            record_jobs(_store(get_settings()), [
-                JobRecord(self.kind, job_key(self.kind, item), item, "failed", {}, error)
-                for item in items])
+            record_failure(self.kind, items, error)
         except TRANSIENT as store_down:
             log.error("could not record the failure of %s: %s", task_id, store_down)
 
@@ -155,16 +195,45 @@ def _run(kind: JobKind, items: list[dict[str, Any]]) -> int:
         raise
 
 
+def _run_task(task: JobTask, kind: JobKind, items: list[dict[str, Any]]) -> int:
+    """One delivery of a job: run it; a fault (or running out of time while the database
+    was away) puts it back; any other failure is recorded, then raised (Celery logs it and
+    acknowledges the message) — unless recording it met a fault: then it is put back."""
+    faults_before = outage.seen
+    task_id = task.request.id or "?"
+    try:
+        return _run(kind, items)
+    except TRANSIENT as exc:
+        if is_fault(exc):
+            raise put_back(kind, task_id, exc) from exc
+        failure: BaseException = exc
+    except (SoftTimeLimitExceeded, TimeoutError) as exc:
+        if outage.seen != faults_before:  # its time went waiting for the database
+            raise put_back(kind, task_id, exc) from exc
+        failure = exc
+    except Exception as exc:  # a bug or a limit: recorded below, then raised again
+        failure = exc
+    error = f"{type(failure).__name__}: {failure}"
+    log.error("job %s %s failed for good: %s", kind, task_id, error)
+    try:
+        record_failure(kind, items, error)
+    except TRANSIENT as exc:
+        if is_fault(exc):
+            raise put_back(kind, task_id, exc) from exc
+        raise
+    failure.pagetrail_recorded = True  # type: ignore[attr-defined]
+    raise failure
+
+
 def _task(kind: JobKind) -> Any:
     settings = get_settings()
     limit = time_limit(settings, kind)
 
-    @app.task(name=TASK_NAMES[kind], base=JobTask, bind=True, autoretry_for=TRANSIENT,
-              retry_backoff=2, retry_backoff_max=60, retry_jitter=True, max_retries=8,
+    @app.task(name=TASK_NAMES[kind], base=JobTask, bind=True,
               soft_time_limit=limit, time_limit=limit + HARD_LIMIT_MARGIN, acks_late=True,
-              ignore_result=True)
+              reject_on_worker_lost=True, ignore_result=True)
     def task(self: JobTask, items: list[dict[str, Any]]) -> int:
-        return _run(kind, items)
+        return _run_task(self, kind, items)
 
     task.kind = kind
     return task

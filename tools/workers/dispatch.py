@@ -90,9 +90,11 @@ def prepare_distributed(settings: Settings) -> None:
     url = validate_broker_url(settings.broker_url)
     require_shared_store(settings)
     ping_broker(url)
-    from pagetrail.store.db import open_store
+    from pagetrail.tools.settings import configured_store
 
-    open_store(settings.database_url).engine.dispose()  # no connection crosses a fork
+    # The settings' store (its pool and fault budget: the one the jobs use); no connection
+    # crosses a fork.
+    configured_store(settings.database_url).engine.dispose()
 
 
 # --- the interface ------------------------------------------------------------------------------

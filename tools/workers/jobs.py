@@ -33,6 +33,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from pagetrail.store.db import Store
+from pagetrail.store.faults import away as store_away
+from pagetrail.store.faults import is_store_fault, notes_store_fault
 from pagetrail.store.jobs import JobRecord, load_jobs, mark_job, record_jobs
 from pagetrail.tools.errors import BadJobInput, JobFailed, PagetrailError
 from pagetrail.tools.settings import Settings
@@ -62,6 +64,11 @@ def job_key(kind: JobKind, item: dict[str, Any]) -> str:
 
 
 def _failed(kind: JobKind, key: str, item: dict[str, Any], exc: PagetrailError) -> JobRecord:
+    """The record of a job that failed for good. A store fault (the database away past the
+    fault budget) is raised instead: nothing is recorded as failed because the database was
+    away; the job stays unfinished (a rerun or a redelivery does it)."""
+    if is_store_fault(exc):
+        raise exc
     return JobRecord(kind, key, item, "failed", {}, f"{exc.code}: {exc}")
 
 
@@ -145,17 +152,32 @@ async def recover_job(item: dict[str, Any], settings: Settings, store: Store) ->
     if item.get("date"):
         link_date = datetime.fromisoformat(item["date"].replace("Z", "+00:00"))
     try:
-        # use_cache: a redelivery after the answer was stored (killed before recording the
-        # job) reads that answer back instead of storing a second one.
-        recovery = await recover_link(
-            item["url"], source_url=item.get("source_url"), anchor=item.get("anchor"),
-            context=item.get("context"), link_date=link_date, max_candidates=MAX_CANDIDATES,
-            settings=settings, store=store)
+        # Not fresh: a redelivery after the answer was stored (killed before recording the
+        # job) reads that answer back instead of storing a second one. But an answer that
+        # lost parts (known moves, picks, what it learned, the local index) because the
+        # database was away past its budget is redone, never kept (`_lost_to_the_store`).
+        for fresh in (False, True):
+            recovery = await recover_link(
+                item["url"], source_url=item.get("source_url"), anchor=item.get("anchor"),
+                context=item.get("context"), link_date=link_date,
+                max_candidates=MAX_CANDIDATES, fresh=fresh, settings=settings, store=store)
+            lost = _lost_to_the_store(recovery)
+            if not lost or not recovery.cached:
+                break
+        if lost:  # not recorded: the job is redone (redelivery, or a rerun of the batch)
+            raise store_away(lost)
         record = JobRecord("recover", key, item, "done", recovery.model_dump(mode="json"))
     except PagetrailError as exc:
         record = _failed("recover", key, item, exc)
     await _record(store, [record])
     return (await _done(store, "recover", [key]))[key]
+
+
+def _lost_to_the_store(recovery: Any) -> str:
+    """The first of a recovery's failures that says the database was away past its fault
+    budget ("" when none does)."""
+    return next((f"{f.engine}: {f.error}" for f in recovery.failures
+                 if notes_store_fault(f.error)), "")
 
 
 # --- scan and digest (long work the faces enqueue) -----------------------------------------

@@ -24,8 +24,10 @@ may have died before finishing the scan). Two deliveries of one page at once: th
 row's lock lets one record (store.frontier.finish_page). A page job lost with a killed worker
 comes back from the broker (late acks) and is done then.
 
-Not done here (the in-process scanner does them): Save Page Now captures of first-seen links,
-and the per-URL-shape soft-404 probe is shared within a page job, not across the scan.
+Save Page Now: the coordinator asks for captures of the scan's working outbound links
+without a recent one (the in-process scanner's own queue and choice, `capture_queue` and
+`offer_uncaptured`) before it writes the report, which counts them. Not done here: the
+per-URL-shape soft-404 probe is shared within a page job, not across the scan.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from pagetrail.tools.models import CheckResult
 from pagetrail.tools.net.bulkfetch import BulkFetcher
 from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.net.netguard import ensure_fetchable
+from pagetrail.tools.net.urls import site_of
 from pagetrail.tools.scan.scanner import (
     MAX_PROBLEMS,
     PageDone,
@@ -71,8 +74,10 @@ from pagetrail.tools.scan.scanner import (
     RobotsRules,
     Scanner,
     ScanOptions,
+    capture_queue,
     complete,
     is_same_site,
+    offer_uncaptured,
     resolve_target,
     summarize,
     utc_now,
@@ -253,7 +258,7 @@ async def _crawl(item: dict[str, Any], settings: Settings, store: Store) -> None
                           scanner.collected.pages)
             return True
 
-    if not await asyncio.to_thread(record):
+    if not await asyncio.to_thread(store.call, record):
         log.info("page %s of scan %s was recorded by another delivery", url, scan_id)
 
 
@@ -272,7 +277,7 @@ async def abandon_page(item: dict[str, Any], settings: Settings, store: Store, e
         with store.session() as session:
             finish_page(session, scan_id, url, [link.url for link in links], notes)
 
-    await asyncio.to_thread(record)
+    await asyncio.to_thread(store.call, record)
     own = await asyncio.to_thread(entry, store, scan_id, url)
     await advance(item, own.depth if own else int(item["depth"]), settings, store, send,
                   redelivered=True)
@@ -317,10 +322,31 @@ async def maybe_finish(scan_id: str, settings: Settings, store: Store, *,
         scan = await asyncio.to_thread(get_scan, store, scan_id)
         if not redelivered or scan is None or scan.status != "finishing":
             return
-    await asyncio.to_thread(_finish, store, scan_id, settings)
+    captures = await capture_outbound(store, scan_id, settings)
+    await asyncio.to_thread(_finish, store, scan_id, settings, captures)
 
 
-def _finish(store: Store, scan_id: str, settings: Settings) -> None:
+async def capture_outbound(store: Store, scan_id: str, settings: Settings) -> dict[str, int]:
+    """Save Page Now captures of the scan's working outbound links without a recent one, as
+    an in-process scan asks for (tools.scan.scanner.capture_queue): asked by the coordinator
+    once the frontier is drained, within one capture's budget. Counts per status ({}: off,
+    or no keys)."""
+    scan = await asyncio.to_thread(get_scan, store, scan_id)
+    if scan is None:
+        return {}
+    async with Fetcher(settings) as fetcher:
+        queue = capture_queue(settings, fetcher, store, utc_now)
+        if queue is None:
+            return {}
+        try:
+            await offer_uncaptured(queue, store, scan_id, site_of(scan.target), settings,
+                                   utc_now)
+        finally:
+            counts = await queue.close()
+    return counts
+
+
+def _finish(store: Store, scan_id: str, settings: Settings, captures: dict[str, int]) -> None:
     from pagetrail.tools.scan.digest import build_digest, to_json
     from pagetrail.tools.workers.jobs import job_key
 
@@ -339,7 +365,7 @@ def _finish(store: Store, scan_id: str, settings: Settings) -> None:
     result = summarize(store, scan_id, target=scan.target, resumed=False, started_at=started,
                        finished_at=now, seconds=(now - started).total_seconds(),
                        requests=requests, policy=Policy.from_settings(settings))
-    complete(store, result, settings, skipped, problems[:MAX_PROBLEMS], {}, at=now)
+    complete(store, result, settings, skipped, problems[:MAX_PROBLEMS], captures, at=now)
     digest = build_digest(store, result)
     record_jobs(store, [JobRecord("scan", job_key("scan", job), job, "done", to_json(digest))])
     log.info("scan %s of %s finished: %d URLs checked", scan_id, scan.target,
