@@ -451,7 +451,6 @@ __all__ = [
     "render_trend_chart",
     "robust_link",
     "run_doctor",
-    "run_evaluation",
     "run_worker",
     "same_url",
     "scan_on_workers",
