@@ -206,7 +206,9 @@ async def test_ambiguous_framing_is_refused_and_its_connection_not_reused(bad: b
         prober = SiblingProber(client)
         checked = await scan_check(raw.base + "/bad", client, prober)
         await client.aclose()
-    assert checked.verdict != "ok" and "protocol" in checked.reason
+    # Not transient (it breaks the same way again), not dead (a browser may read it).
+    assert checked.verdict == "blocked" and "protocol" in checked.reason
+    assert checked.blocked is not None and checked.blocked.by == "protocol"
 
 
 async def test_well_framed_answers_keep_their_connection() -> None:

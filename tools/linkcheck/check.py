@@ -423,6 +423,12 @@ def _error_verdict(obs: Observation) -> tuple[str, str]:
     if obs.error == "fetch_failed":
         if obs.error_kind in ("dns", "refused", "tls", "proxy"):
             return "unreachable", obs.message
+        if obs.error_kind == "protocol":
+            # The answer broke HTTP/1.1 or framed its body ambiguously, and was refused rather
+            # than guessed at: it will break the same way again (not transient), yet a lenient
+            # browser may read the page (not dead). Inconclusive: no observation over time.
+            return "blocked", f"the server's answer breaks HTTP (refused, not guessed at): " \
+                              f"{obs.message}"
         return "transient", obs.message
     if obs.error in ("redirect_loop", "too_many_redirects"):
         return "unreachable", obs.message
@@ -492,6 +498,8 @@ def classify(obs: Observations) -> CheckResult:
             blocked = Blocked(**page.wall.as_dict())
         elif verdict == "blocked" and kind in NOT_A_MOVE:
             blocked = Blocked(by=kind, evidence=f"redirected to {page.final_url}")
+        elif verdict == "blocked" and page.error_kind == "protocol":
+            blocked = Blocked(by="protocol", evidence=page.message[:300])
         elif verdict == "blocked" and page.squid_error:
             blocked = Blocked(by="proxy", evidence=f"x-squid-error: {page.squid_error}")
         elif verdict == "blocked":
