@@ -39,7 +39,7 @@ def handle_slack(args: argparse.Namespace) -> int:
     if not 0 < args.port <= 65535:
         raise UsageError("--port must be between 1 and 65535")
     settings = get_settings()
-    store = open_store(settings.database_url)
+    store = open_store(settings.database_url, interactive=True)
     if args.socket:
         print("pagetrail Slack app in Socket Mode", file=sys.stderr, flush=True)
         run_async(serve_socket(settings, store, scheduler=args.digests))

@@ -38,7 +38,7 @@ def build_server(settings: Settings | None = None, store: Any | None = None, *,
     if store is None:
         from pagetrail import open_store
 
-        store = open_store(settings.database_url)
+        store = open_store(settings.database_url, interactive=True)
     concurrent = max_concurrent or settings.mcp_max_concurrent
     waiting = max_waiting if max_waiting is not None else WAITING_PER_SLOT * concurrent
     from importlib.metadata import PackageNotFoundError, version

@@ -52,3 +52,20 @@ def test_doctor_names_what_is_down_and_exits_1(testbed) -> None:
     assert "Traceback" not in done.stderr
     # The archives and engines are still checked (in-process pacing, not the dead Redis).
     assert any(line.startswith("ok") and " archive " in line for line in lines), lines
+
+
+def test_faces_that_answer_someone_waiting_get_the_interactive_budget(tmp_path, monkeypatch):
+    """MCP and Slack open the store with the interactive budget; batches, workers and the CLI
+    with the long one (store/faults.py counts it from the first fault)."""
+    from pagetrail.tools.settings import configured_store, get_settings
+
+    monkeypatch.setenv("PAGETRAIL_STORE_FAULT_BUDGET", "90")
+    monkeypatch.setenv("PAGETRAIL_INTERACTIVE_STORE_FAULT_BUDGET", "4")
+    get_settings.cache_clear()
+    try:
+        batch = configured_store(f"sqlite:///{tmp_path / 'batch.db'}")
+        face = configured_store(f"sqlite:///{tmp_path / 'face.db'}", interactive=True)
+    finally:
+        get_settings.cache_clear()
+    assert batch.fault_budget == 90
+    assert face.fault_budget == 4

@@ -159,6 +159,9 @@ class Settings(BaseSettings):
     # Seconds a store call waits for the database when it is away (stopped, restarting,
     # locked): retried with backoff, then StoreUnavailable (store.faults).
     store_fault_budget: float = Field(default=120.0, ge=0)
+    # The same wait for the faces that answer a person or an assistant while they wait (the MCP
+    # server, the Slack app): an outage past it is one line now, not a silent two minutes.
+    interactive_store_fault_budget: float = Field(default=10.0, ge=0)
 
     # --- faces ---------------------------------------------------------------------------
     mcp_token: SecretStr | None = None
@@ -262,12 +265,17 @@ def get_settings() -> Settings:
     return Settings()
 
 
-def configured_store(url: str | None = None) -> Store:
+def configured_store(url: str | None = None, *, interactive: bool = False) -> Store:
     """The store at `url` (default: the settings' database) with the settings' connection
-    pool, opened once per process. The store reads no settings: this is where it gets them."""
+    pool, opened once per process. The store reads no settings: this is where it gets them.
+
+    `interactive`: the process answers people or assistants as they wait (MCP, Slack), so a
+    database outage is waited out for `interactive_store_fault_budget`, not the batch budget."""
     from pagetrail.store.db import PoolSize, open_store
 
     settings = get_settings()
+    budget = (settings.interactive_store_fault_budget if interactive
+              else settings.store_fault_budget)
     return open_store(url or settings.database_url,
                       PoolSize(settings.db_pool_size, settings.db_max_overflow),
-                      fault_budget=settings.store_fault_budget)
+                      fault_budget=budget)
