@@ -123,6 +123,16 @@ def collector_paused_for_imports() -> Iterator[None]:
 _imports_frozen = False
 
 
+def redis_fault(exc: BaseException) -> str | None:
+    """Why Redis (the shared limits, the task queue's broker) failed a command, or None when
+    `exc` is something else. Redis is only looked at when it was loaded: it raised then."""
+    exceptions = sys.modules.get("redis.exceptions")
+    if exceptions is None or not isinstance(
+            exc, (exceptions.ConnectionError, exceptions.TimeoutError)):
+        return None
+    return f"Redis (shared limits, task queue) did not answer after its retries: {exc}"
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     skip_httpx_command_line()
@@ -145,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except PagetrailError as exc:
         return fail(f"{exc.code}: {exc}")
+    except Exception as exc:
+        reason = redis_fault(exc)
+        if reason is None:
+            raise
+        return fail(f"broker_unavailable: {reason}")
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:

@@ -69,3 +69,18 @@ def test_faces_that_answer_someone_waiting_get_the_interactive_budget(tmp_path, 
         get_settings.cache_clear()
     assert batch.fault_budget == 90
     assert face.fault_budget == 4
+
+
+def test_redis_away_is_one_named_line_not_a_traceback(tmp_path) -> None:
+    """The shared limits' Redis does not answer (a closed port): after the client's own
+    retries the command says so in one line and exits 2 — no traceback, no verdict."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PAGETRAIL_")}
+    env = {**clean, "PAGETRAIL_DATA_DIR": str(tmp_path),
+           "PAGETRAIL_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
+           "PAGETRAIL_ALLOW_HOSTS": "127.0.0.1"}
+    done = subprocess.run([sys.executable, "-m", "pagetrail.cli.main", "check",
+                           f"http://127.0.0.1:{free_port()}/page"],
+                          env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("pagetrail: broker_unavailable: Redis"), done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
