@@ -100,6 +100,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     )
     from pagetrail.tools.eval.evaluate import CaseResult
     from pagetrail.tools.eval.evaluate import build_report as build_eval_report
+    from pagetrail.tools.eval.multiworld import (
+        NOWEB_ENGINES,
+        WorldRun,
+        build_multiworld_report,
+        void_reason,
+    )
     from pagetrail.tools.linkcheck.check import summary_line as check_summary
     from pagetrail.tools.models import (
         ArchivedRedirect,
@@ -373,6 +379,10 @@ _EXPORTS: dict[str, str] = {
     "run_evaluation": "pagetrail.tools.eval.eval_runner",
     "CaseResult": "pagetrail.tools.eval.evaluate",
     "build_eval_report": "pagetrail.tools.eval.evaluate:build_report",
+    "NOWEB_ENGINES": "pagetrail.tools.eval.multiworld",
+    "WorldRun": "pagetrail.tools.eval.multiworld",
+    "build_multiworld_report": "pagetrail.tools.eval.multiworld",
+    "void_reason": "pagetrail.tools.eval.multiworld",
     # Testbed (a loopback web, archive and search engine)
     "Testbed": "pagetrail.tools.testbed.runner",
     "World": "pagetrail.tools.testbed.world",
@@ -405,6 +415,7 @@ __all__ = [
     "EVAL_METHODS",
     "MAX_ARCHIVE_URLS",
     "MAX_RELATED",
+    "NOWEB_ENGINES",
     "URI_TOKEN_VARIANTS",
     "AliasThresholds",
     "ArchiveResult",
@@ -473,6 +484,7 @@ __all__ = [
     "WatchList",
     "World",
     "WorldError",
+    "WorldRun",
     "__version__",
     "add_watch",
     "archive_links",
@@ -481,6 +493,7 @@ __all__ = [
     "best_swept",
     "build_digest",
     "build_eval_report",
+    "build_multiworld_report",
     "check_link",
     "check_summary",
     "classify_url",
@@ -549,6 +562,7 @@ __all__ = [
     "stored_trend",
     "train_classifier",
     "validate_url",
+    "void_reason",
     "write_answers",
 ]
 
