@@ -333,6 +333,10 @@ def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[st
         drift = report["drift"]
         lines.append(f"drift: {drift['detected']} of {drift['n']} drifted links reported drifted; "
                      f"{drift['false_alarms']} false alarms among {drift['n_stable']} stable ones")
+    if report.get("cost_breakdown"):
+        top = list(report["cost_breakdown"]["by_purpose"].items())[:6]
+        lines.append("requests a recovery by purpose (mean): " + ", ".join(
+            f"{name} {row['requests_mean']:.1f}" for name, row in top))
     if "search" in report:
         search = report["search"]
         lines.append(f"web search: {search['queries']} queries sent (median "

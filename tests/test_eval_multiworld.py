@@ -227,6 +227,7 @@ def test_each_world_the_mean_and_the_worst():
     assert "| **worst** | 4 (good) | 0.500 (weak) |" in text
     assert "| page fetch | 9.00 | 15.00 | 11.00 |" in text
     assert "Worst world (success@1): `weak`" in text
+    assert "requests a recovery by purpose (mean): page fetch 15.0, check 1.0" in text
 
 
 def test_with_and_without_web_search_are_summarised_apart():
