@@ -403,13 +403,32 @@ def multiworld_tables(summary: Mapping[str, Any]) -> list[str]:
     """Per world, mean and worst (each cell the worst world's value, and which world)."""
     rows = [[world, *(_cell(fig, key, form) for _t, key, form in WORLD_COLUMNS)]
             for world, fig in summary["per_world"].items()]
-    rows.append(["**mean**", *(_cell(summary["mean"], key, form)
-                              for _t, key, form in WORLD_COLUMNS)])
+    mean = {key: round(value, 1) if form == "{:g}" else value  # a mean count: one decimal
+            for key, value in summary["mean"].items()
+            for _t, k, form in WORLD_COLUMNS if k == key}
+    rows.append(["**mean**", *(_cell(mean, key, form) for _t, key, form in WORLD_COLUMNS)])
     worst = summary["worst"]
     rows.append(["**worst**", *(
         f"{form.format(worst[key]['value'])} ({worst[key]['world']})" if key in worst else "—"
         for _t, key, form in WORLD_COLUMNS)])
     return _table(("world", *(title for title, _k, _f in WORLD_COLUMNS)), rows)
+
+
+def _stage_table(reports: Mapping[str, Mapping[str, Any]], worlds: list[str],
+                 limit: int = 15) -> list[str]:
+    """Requests per recovery (mean) by recovery stage in each world, largest first."""
+    table: dict[str, dict[str, float]] = {}
+    for world in worlds:
+        stages = (reports[world].get("cost_breakdown") or {}).get("by_stage") or {}
+        for stage, row in stages.items():
+            table.setdefault(stage, {})[world] = row["requests_mean"]
+    if not table:
+        return []
+    ordered = sorted(table.items(), key=lambda item: -sum(item[1].values()))[:limit]
+    return ["### Requests per recovery by stage (mean)", "",
+            *_table(("stage", *worlds), [[stage, *(f"{row[w]:.2f}" if w in row else "—"
+                                                  for w in worlds)]
+                                         for stage, row in ordered])]
 
 
 def render_multiworld_markdown(multi: Mapping[str, Any], engine: str = "pipeline") -> str:
@@ -432,6 +451,8 @@ def render_multiworld_markdown(multi: Mapping[str, Any], engine: str = "pipeline
         category_rows = []
         for world, report in multi["runs"][mode].items():
             for category, figures in report["by_category"].items():
+                if not figures.get("n"):
+                    continue  # gone and alive cases: no success figures
                 category_rows.append([category, world, *_summary_cells(figures)])
         category_rows.sort(key=lambda row: row[0])
         out += _table(("category", "world", *SUMMARY_COLUMNS), category_rows)
@@ -442,6 +463,7 @@ def render_multiworld_markdown(multi: Mapping[str, Any], engine: str = "pipeline
             out += _table(("purpose", *worlds_in), [
                 [purpose, *(f"{row[w]:.2f}" if w in row else "—" for w in worlds_in)]
                 for purpose, row in purposes.items()])
+        out += _stage_table(multi["runs"][mode], list(summary["per_world"]))
         for world, report in multi["runs"][mode].items():
             out += [f"### `{world}`", ""] + [f"- {line}" for line in report_lines(report, engine)]
             out.append("")

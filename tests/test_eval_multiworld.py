@@ -184,7 +184,9 @@ def _world(hits: dict[str, int], *, requests: int = 10, wrong_on_gone: bool = Fa
                               failures=dict(failures or {}),
                               purposes={"check": {"requests": 1, "seconds": 0.1},
                                         "page fetch": {"requests": requests - 1,
-                                                       "seconds": 0.5}}))
+                                                       "seconds": 0.5}},
+                              stages={"recovery.x:fetch": {"requests": requests,
+                                                           "seconds": 0.6}}))
     return out
 
 
@@ -228,6 +230,8 @@ def test_each_world_the_mean_and_the_worst():
     assert "| page fetch | 9.00 | 15.00 | 11.00 |" in text
     assert "Worst world (success@1): `weak`" in text
     assert "requests a recovery by purpose (mean): page fetch 15.0, check 1.0" in text
+    assert "| recovery.x:fetch | 10.00 | 16.00 | 12.00 |" in text  # by stage
+    assert "| **mean** | 4 | 0.750 |" in text
 
 
 def test_with_and_without_web_search_are_summarised_apart():
