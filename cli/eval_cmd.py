@@ -463,6 +463,14 @@ def render_multiworld_markdown(multi: Mapping[str, Any], engine: str = "pipeline
             out += _table(("purpose", *worlds_in), [
                 [purpose, *(f"{row[w]:.2f}" if w in row else "—" for w in worlds_in)]
                 for purpose, row in purposes.items()])
+        seconds = multi.get("seconds_by_purpose", {}).get(mode)
+        if seconds:
+            worlds_in = list(summary["per_world"])
+            out += ["### Seconds per recovery by purpose (mean; fetches overlap)", ""]
+            out += _table(("purpose", *worlds_in), [
+                [purpose, *(f"{row[w]:.3f}" if w in row else "—" for w in worlds_in)]
+                for purpose, row in sorted(seconds.items(),
+                                           key=lambda item: -sum(item[1].values()))])
         out += _stage_table(multi["runs"][mode], list(summary["per_world"]))
         for world, report in multi["runs"][mode].items():
             out += [f"### `{world}`", ""] + [f"- {line}" for line in report_lines(report, engine)]

@@ -225,6 +225,8 @@ def test_each_world_the_mean_and_the_worst():
     purposes = multi["cost_by_purpose"]["web"]
     assert purposes["page fetch"] == {"good": 9.0, "weak": 15.0, "odd": 11.0}
     assert purposes["check"] == {"good": 1.0, "weak": 1.0, "odd": 1.0}
+    assert multi["seconds_by_purpose"]["web"]["page fetch"] == {"good": 0.5, "weak": 0.5,
+                                                                "odd": 0.5}
     text = render_multiworld_markdown(multi)
     assert "| **worst** | 4 (good) | 0.500 (weak) |" in text
     assert "| page fetch | 9.00 | 15.00 | 11.00 |" in text

@@ -9,8 +9,9 @@
   ``worst`` value of each figure with the world that has it (lowest for success figures,
   highest for mistakes and cost), plus ``worst_world``: the world with the lowest
   success@1 (then success@10);
-- ``cost_by_purpose[mode]``: requests per recovery (mean) by purpose in each world, so that a
-  world that costs more shows where (tools.eval.costs);
+- ``cost_by_purpose[mode]`` / ``seconds_by_purpose[mode]``: requests and seconds per
+  recovery (mean) by purpose in each world, so that a world that costs more shows where
+  (tools.eval.costs);
 - ``failed``: every run that is void, with why — a crash or a testbed that did not start
   (`WorldRun.failure`), runs that failed for reasons other than the world's behaviour
   (``errors.not_behaviour``, or every run failed), or a service of the evaluation that failed
@@ -131,14 +132,15 @@ def summarize(per_world: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
             "worst": worst, "worst_world": worst_world}
 
 
-def cost_by_purpose(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
-    """{purpose: {world: mean requests per recovery}} over the worlds' cost breakdowns,
-    largest purposes (summed over the worlds) first."""
+def cost_by_purpose(reports: Mapping[str, Mapping[str, Any]], figure: str = "requests_mean"
+                    ) -> dict[str, dict[str, float]]:
+    """{purpose: {world: `figure` (mean requests, or `seconds_mean`, per recovery)}} over the
+    worlds' cost breakdowns, largest purposes (summed over the worlds) first."""
     table: dict[str, dict[str, float]] = {}
     for world, report in reports.items():
         by_purpose = (report.get("cost_breakdown") or {}).get("by_purpose") or {}
         for purpose, row in by_purpose.items():
-            table.setdefault(purpose, {})[world] = row["requests_mean"]
+            table.setdefault(purpose, {})[world] = row[figure]
     return dict(sorted(table.items(), key=lambda item: (-sum(item[1].values()), item[0])))
 
 
@@ -152,12 +154,14 @@ def build_multiworld_report(runs: Sequence[WorldRun]) -> dict[str, Any]:
     out: dict[str, Any] = {"format": 1, "kind": "multiworld", "worlds": worlds, "modes": modes,
                            "complete": not failed, "failed": failed,
                            "engines": {run.mode: run.engines for run in runs},
-                           "summary": {}, "cost_by_purpose": {}, "runs": {}}
+                           "summary": {}, "cost_by_purpose": {}, "seconds_by_purpose": {},
+                           "runs": {}}
     for mode in modes:
         done = {run.world: run.report for run in runs
                 if run.mode == mode and run.report is not None and (run.world, mode) not in void}
         out["summary"][mode] = summarize({w: figures(r) for w, r in done.items()})
         out["cost_by_purpose"][mode] = cost_by_purpose(done)
+        out["seconds_by_purpose"][mode] = cost_by_purpose(done, "seconds_mean")
         out["runs"][mode] = {run.world: run.report for run in runs
                              if run.mode == mode and run.report is not None}
     return out
