@@ -80,6 +80,8 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError("--concurrency must be at least 1")
     methods = expand_methods(args.method)
     args.engine_list = parse_engines(args.engines)
+    if args.running and len(args.worlds) > 1:
+        raise UsageError("--running uses the one testbed already serving: give one world")
     # Every world is read and checked before any is served: a malformed one stops here,
     # naming file and line, before an hour of evaluation of the others.
     worlds = [load_world(path) for path in args.worlds]

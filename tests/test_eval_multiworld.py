@@ -339,3 +339,9 @@ def test_worlds_with_one_name_are_refused_before_any_runs(tmp_path, capsys):
     two = build_tiny_world(tmp_path / "two").path  # also named "tiny"
     assert cli_main(["eval", str(one), str(two)]) == 2
     assert "same name" in capsys.readouterr().err
+
+
+def test_one_running_testbed_serves_one_world(tmp_path, capsys):
+    first, second = _named_world(tmp_path, "first"), _named_world(tmp_path, "second")
+    assert cli_main(["eval", str(first), str(second), "--running"]) == 2
+    assert "give one world" in capsys.readouterr().err
