@@ -9,6 +9,9 @@ every non-alive case of every world (label: the candidate is one of the case's e
 Before writing, it reports a k-fold cross-validated success@1 and confident-wrong rate of the
 re-ranking per world and overall: folds are drawn by case (all candidates of a case fall in
 the same fold), stratified by world, so a refit is measured on cases it was not fitted on.
+With two worlds or more it also reports **leave-one-world-out**: for each world, a fit on the
+other worlds only, measured on that world (the figure for a web the fit has never seen),
+with the worst held-out world named; `--lowo-only` prints that and stops.
 
 `--samples FILE` keeps every judged live candidate of every case (collect once, ~6-8 min a
 world); `--reuse` refits from that file without serving anything, so fits can be compared in
@@ -161,6 +164,27 @@ def cross_validate(judged: Sequence[Judged], folds: int, *, regularization: floa
     return report(judged, [o for o in outcomes if o is not None])
 
 
+def leave_one_world_out(judged: Sequence[Judged], *, regularization: float = 1.0
+                        ) -> dict[str, Any]:
+    """For each world: fit on every other world, judge that world's cases (`report` of the
+    held-out world), plus `worst` (the held-out world with the lowest success@1) and the
+    `fitted_on` worlds of each fit. Needs at least two worlds."""
+    worlds = list(dict.fromkeys(item.world for item in judged))
+    if len(worlds) < 2:
+        raise ValueError("leave-one-world-out needs samples of at least two worlds")
+    held_out: dict[str, Any] = {}
+    fitted_on: dict[str, list[str]] = {}
+    for world in worlds:
+        train = [item for item in judged if item.world != world]
+        test = [item for item in judged if item.world == world]
+        calibration = fit_calibration(training_rows(train), regularization=regularization)
+        held_out[world] = report(test, [judge(calibration, item) for item in test])[world]
+        fitted_on[world] = [w for w in worlds if w != world]
+    worst = min(worlds, key=lambda w: (held_out[w]["success_at_1"],
+                                       -held_out[w]["confident_wrong"]))
+    return {"held_out": held_out, "fitted_on": fitted_on, "worst": worst}
+
+
 def in_sample(judged: Sequence[Judged], calibration: Calibration) -> dict[str, Any]:
     return report(judged, [judge(calibration, item) for item in judged])
 
@@ -195,10 +219,15 @@ def main() -> None:
                              "without recovering again; with --reuse, read them from here")
     parser.add_argument("--reuse", action="store_true",
                         help="fit on the samples of --samples instead of serving the worlds")
+    parser.add_argument("--lowo-only", action="store_true",
+                        help="report leave-one-world-out (fit on the other worlds, measure on "
+                             "each) and the cross-validation, write nothing")
     parser.add_argument("--dry-run", action="store_true",
                         help="report the cross-validation and in-sample figures, write nothing")
     args = parser.parse_args()
     names = [w.name for w in args.worlds]
+    if args.lowo_only and len(names) < 2:
+        parser.error("--lowo-only needs at least two worlds")
     if args.reuse:
         if args.samples is None:
             parser.error("--reuse needs --samples FILE")
@@ -214,6 +243,11 @@ def main() -> None:
                 save_samples(args.samples, judged)
     print(json.dumps({"cross_validated": cross_validate(judged, args.folds,
                                                         regularization=args.regularization)}))
+    if len(names) > 1:
+        print(json.dumps({"leave_one_world_out": leave_one_world_out(
+            judged, regularization=args.regularization)}))
+    if args.lowo_only:
+        return
     calibration = fit_calibration(training_rows(judged), regularization=args.regularization)
     print(json.dumps({"in_sample": in_sample(judged, calibration)}))
     if args.dry_run:

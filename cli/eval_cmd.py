@@ -1,9 +1,12 @@
-"""`pagetrail eval WORLD` — recover every case of a testbed world and score the answers.
+"""`pagetrail eval WORLD [WORLD ...]` — recover every case of testbed worlds and score the answers.
 
-The world is validated before anything starts; the testbed is started for the run (or, with
+Every world is validated before anything starts; the testbed is started for the run (or, with
 `--running`, the settings already in the environment are used, e.g. a `pagetrail testbed`
 left serving); each method runs with its own throw-away cache database, so no method is
-scored on another's cached work. The report follows testbed/FORMAT.md.
+scored on another's cached work. The report follows testbed/FORMAT.md. With several worlds
+(or `--with-noweb`: each world once more without web search) the report is the multi-world
+report (tools/eval/multiworld.py): each world, the mean and the worst; a world whose run is
+void (a crash, a testbed that did not start, services down) is named and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +24,33 @@ from pagetrail import Settings, get_settings
 from pagetrail.cli.common import UsageError, add_json_flag, print_json, run_async
 from pagetrail.lab import (
     EVAL_METHODS,
+    NOWEB_ENGINES,
     CaseResult,
     EngineChoice,
     World,
+    WorldRun,
     build_eval_report,
+    build_multiworld_report,
     expand_methods,
     load_world,
     resolve_eval_engine,
     run_evaluation,
+    void_reason,
 )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
-        "eval", help="recover every case of a testbed world and score the answers",
-        description="Serve WORLD on loopback, recover every case, report success@1/@10, MRR, "
-                    "abstention, alive-misjudged and cost (testbed/FORMAT.md).",
+        "eval", help="recover every case of testbed worlds and score the answers",
+        description="Serve each WORLD on loopback, recover every case, report success@1/@10, "
+                    "MRR, abstention, alive-misjudged and cost (testbed/FORMAT.md); with "
+                    "several worlds, each world, their mean and the worst.",
     )
-    parser.add_argument("world", metavar="WORLD", help="a testbed world directory")
+    parser.add_argument("worlds", metavar="WORLD", nargs="+",
+                        help="testbed world directories, evaluated one after the other")
+    parser.add_argument("--with-noweb", action="store_true",
+                        help="also evaluate each world without web search (engines "
+                             f"{','.join(NOWEB_ENGINES)}) and report both")
     parser.add_argument(
         "--method", default="full",
         help=f"one evidence source/query method ({', '.join(EVAL_METHODS)}), "
@@ -67,17 +79,35 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError("--concurrency must be at least 1")
     methods = expand_methods(args.method)
     args.engine_list = parse_engines(args.engines)
-    world = load_world(args.world)  # a malformed world stops here, naming file and line
-    cases = [case.raw for case in world.cases][: args.limit]
-    if not cases:
-        raise UsageError(f"{args.world}: the world has no cases")
+    if args.running and len(args.worlds) > 1:
+        raise UsageError("--running uses the one testbed already serving: give one world")
+    # Every world is read and checked before any is served: a malformed one stops here,
+    # naming file and line, before an hour of evaluation of the others.
+    worlds = [load_world(path) for path in args.worlds]
+    names = [world.name for world in worlds]
+    if len(set(names)) != len(names):
+        raise UsageError(f"two worlds have the same name: {', '.join(names)}")
+    for world, path in zip(worlds, args.worlds, strict=True):
+        if not world.cases:
+            raise UsageError(f"{path}: the world has no cases")
     choice = resolve_eval_engine()
     if choice.label != "pipeline" and choice.detail:
         print(f"pagetrail: warning: {choice.detail}", file=sys.stderr)
+    if len(worlds) == 1 and not args.with_noweb:
+        return _one_world(worlds[0], methods, choice, args)
+    return _several_worlds(worlds, methods, choice, args)
 
-    results = run_async(_evaluate(world, cases, methods, choice, args))
+
+def _cases(world: World, args: argparse.Namespace) -> list[dict[str, Any]]:
+    return [case.raw for case in world.cases][: args.limit]
+
+
+def _one_world(world: World, methods: list[str], choice: EngineChoice,
+               args: argparse.Namespace) -> int:
+    cases = _cases(world, args)
+    results = run_async(_evaluate(world, cases, methods, choice, args, args.engine_list))
     report = build_eval_report(world.name, cases, results, method_order=methods,
-                          world_format=world.format)
+                               world_format=world.format)
     if args.engine_list is not None:
         report["engines"] = args.engine_list
     report_text = render_markdown(report, engine=choice.label)
@@ -96,7 +126,53 @@ def handle(args: argparse.Namespace) -> int:
               f"({', '.join(errors['not_behaviour']) or 'every case failed'}): the figures "
               "above are not pagetrail's", file=sys.stderr)
         return 1
+    void = void_reason(WorldRun(world.name, report=report))
+    if void:
+        print(f"pagetrail: error: {void}: the figures above are not pagetrail's",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+def _several_worlds(worlds: list[World], methods: list[str], choice: EngineChoice,
+                    args: argparse.Namespace) -> int:
+    modes: list[tuple[str, list[str] | None]] = [("web", args.engine_list)]
+    if args.with_noweb:
+        modes.append(("noweb", list(NOWEB_ENGINES)))
+    runs: list[WorldRun] = []
+    for world in worlds:
+        cases = _cases(world, args)
+        for mode, engines in modes:
+            print(f"pagetrail: evaluating {world.name} ({mode}, {len(cases)} cases)",
+                  file=sys.stderr)
+            try:
+                results = run_async(_evaluate(world, cases, methods, choice, args, engines))
+            except UsageError:
+                raise  # the same for every world: not one world's failure
+            except Exception as exc:  # a crash or a testbed that did not start: named in the
+                # report and on stderr, and the run exits 1 (the other worlds still run)
+                reason = f"{type(exc).__name__}: {str(exc)[:300]}"
+                print(f"pagetrail: error: world {world.name} ({mode}): {reason}",
+                      file=sys.stderr)
+                runs.append(WorldRun(world.name, mode, failure=reason, engines=engines))
+                continue
+            report = build_eval_report(world.name, cases, results, method_order=methods,
+                                       world_format=world.format)
+            if engines is not None:
+                report["engines"] = engines
+            runs.append(WorldRun(world.name, mode, report=report, engines=engines))
+    multi = build_multiworld_report(runs)
+    text = render_multiworld_markdown(multi, engine=choice.label)
+    if args.report:
+        args.report.write_text(text, encoding="utf-8")
+    if args.json:
+        print_json(multi)
+    else:
+        print(text)
+    for failed in multi["failed"]:
+        print(f"pagetrail: error: world {failed['world']} ({failed['mode']}): "
+              f"{failed['reason']}: its figures are not pagetrail's", file=sys.stderr)
+    return 1 if multi["failed"] else 0
 
 
 def parse_engines(option: str | None) -> list[str] | None:
@@ -121,11 +197,13 @@ def error_line(errors: Mapping[str, Any]) -> str:
 
 
 async def _evaluate(world: World, cases: list[dict[str, Any]], methods: list[str],
-                    choice: EngineChoice, args: argparse.Namespace) -> list[CaseResult]:
+                    choice: EngineChoice, args: argparse.Namespace,
+                    engines: list[str] | None) -> list[CaseResult]:
     with tempfile.TemporaryDirectory(prefix="pagetrail-eval-") as scratch, \
             _progress(len(cases) * len(methods)) as advance:
         if args.running:
-            return await _run(get_settings(), scratch, cases, methods, choice, args, advance)
+            return await _run(get_settings(), scratch, cases, methods, choice, args, engines,
+                              advance)
         try:
             from pagetrail.lab import Testbed
         except ImportError as exc:
@@ -133,18 +211,18 @@ async def _evaluate(world: World, cases: list[dict[str, Any]], methods: list[str
                              "use --running with a testbed already serving") from exc
         async with Testbed(world) as testbed:
             env = dict(testbed.env)
-            if args.engine_list is not None:
-                env["PAGETRAIL_SEARCH_ENGINES"] = ",".join(args.engine_list)
+            if engines is not None:
+                env["PAGETRAIL_SEARCH_ENGINES"] = ",".join(engines)
             with _environment(env):
                 return await _run(testbed.settings(), scratch, cases, methods, choice, args,
-                                  advance)
+                                  engines, advance)
 
 
 async def _run(settings: Settings, scratch: str, cases: list[dict[str, Any]], methods: list[str],
-               choice: EngineChoice, args: argparse.Namespace,
+               choice: EngineChoice, args: argparse.Namespace, engines: list[str] | None,
                advance: Callable[[CaseResult], None]) -> list[CaseResult]:
-    if args.engine_list is not None:
-        settings = settings.model_copy(update={"search_engines": args.engine_list})
+    if engines is not None:
+        settings = settings.model_copy(update={"search_engines": engines})
 
     def settings_for(method: str) -> Settings:
         # A fresh database per method: a method is never scored on another's cached searches
@@ -256,6 +334,10 @@ def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[st
         drift = report["drift"]
         lines.append(f"drift: {drift['detected']} of {drift['n']} drifted links reported drifted; "
                      f"{drift['false_alarms']} false alarms among {drift['n_stable']} stable ones")
+    if report.get("cost_breakdown"):
+        top = list(report["cost_breakdown"]["by_purpose"].items())[:6]
+        lines.append("requests a recovery by purpose (mean): " + ", ".join(
+            f"{name} {row['requests_mean']:.1f}" for name, row in top))
     if "search" in report:
         search = report["search"]
         lines.append(f"web search: {search['queries']} queries sent (median "
@@ -264,14 +346,136 @@ def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[st
     return lines
 
 
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(row) + " |" for row in rows), ""]
+
+
 def render_markdown(report: Mapping[str, Any], engine: str = "pipeline") -> str:
     out = [f"# Evaluation of world `{report['world']}`", ""]
     for title, first, rows in report_tables(report):
-        out += [f"## {title}", "", "| " + " | ".join((first, *SUMMARY_COLUMNS)) + " |",
-                "|" + "---|" * (len(SUMMARY_COLUMNS) + 1)]
-        out += ["| " + " | ".join(row) + " |" for row in rows]
-        out.append("")
+        out += [f"## {title}", "", *_table((first, *SUMMARY_COLUMNS), rows)]
     out += ["## Summary", ""] + [f"- {line}" for line in report_lines(report, engine)]
+    if report.get("cost_breakdown"):
+        out += ["", *breakdown_markdown(report["cost_breakdown"])]
+    return "\n".join(out) + "\n"
+
+
+BREAKDOWN_COLUMNS = ("requests", "per recovery (mean)", "median", "share", "seconds per recovery")
+
+
+def breakdown_markdown(breakdown: Mapping[str, Any], level: str = "##") -> list[str]:
+    """The cost breakdown's tables: by purpose, by stage (tools/eval/costs.py)."""
+    def rows(table: Mapping[str, Mapping[str, float]]) -> list[list[str]]:
+        return [[name, str(row["requests"]), f"{row['requests_mean']:.2f}",
+                 f"{row['requests_median']:g}", f"{100 * row['share']:.1f} %",
+                 f"{row['seconds_mean']:.3f}"] for name, row in table.items()]
+
+    out = [f"{level} Where the requests go ({breakdown['recoveries']} recoveries)", ""]
+    out += _table(("purpose", *BREAKDOWN_COLUMNS), rows(breakdown["by_purpose"]))
+    out += [f"{level}# By stage (the nearest recovery stage on the call stack)", ""]
+    out += _table(("stage", *BREAKDOWN_COLUMNS), rows(breakdown["by_stage"]))
+    return out
+
+
+# --- several worlds ------------------------------------------------------------------------
+
+WORLD_COLUMNS = (
+    ("n", "n", "{:g}"), ("success@1", "success_at_1", "{:.3f}"),
+    ("success@10", "success_at_10", "{:.3f}"), ("MRR", "mrr", "{:.3f}"),
+    ("same host @1", "moved_same_host.success_at_1", "{:.3f}"),
+    ("new host @1", "moved_new_host.success_at_1", "{:.3f}"),
+    ("replaced @1", "replaced.success_at_1", "{:.3f}"),
+    ("confident-wrong", "confident_wrong", "{:g}"), ("alive called dead", "called_dead", "{:g}"),
+    ("drift found", "drift_detected", "{:.2f}"), ("drift false alarms", "drift_false_alarms", "{:g}"),
+    ("requests median", "requests_median", "{:g}"), ("requests p90", "requests_p90", "{:g}"),
+    ("seconds median", "seconds_median", "{:.2f}"), ("seconds p90", "seconds_p90", "{:.2f}"),
+)
+CATEGORY_COLUMNS = ("success_at_1", "success_at_10", "mrr")
+MODE_TITLES = {"web": "With web search", "noweb": "Without web search"}
+
+
+def _cell(row: Mapping[str, Any], key: str, form: str) -> str:
+    value = row.get(key)
+    return "—" if value is None else form.format(value)
+
+
+def multiworld_tables(summary: Mapping[str, Any]) -> list[str]:
+    """Per world, mean and worst (each cell the worst world's value, and which world)."""
+    rows = [[world, *(_cell(fig, key, form) for _t, key, form in WORLD_COLUMNS)]
+            for world, fig in summary["per_world"].items()]
+    mean = {key: round(value, 1) if form == "{:g}" else value  # a mean count: one decimal
+            for key, value in summary["mean"].items()
+            for _t, k, form in WORLD_COLUMNS if k == key}
+    rows.append(["**mean**", *(_cell(mean, key, form) for _t, key, form in WORLD_COLUMNS)])
+    worst = summary["worst"]
+    rows.append(["**worst**", *(
+        f"{form.format(worst[key]['value'])} ({worst[key]['world']})" if key in worst else "—"
+        for _t, key, form in WORLD_COLUMNS)])
+    return _table(("world", *(title for title, _k, _f in WORLD_COLUMNS)), rows)
+
+
+def _stage_table(reports: Mapping[str, Mapping[str, Any]], worlds: list[str],
+                 limit: int = 15) -> list[str]:
+    """Requests per recovery (mean) by recovery stage in each world, largest first."""
+    table: dict[str, dict[str, float]] = {}
+    for world in worlds:
+        stages = (reports[world].get("cost_breakdown") or {}).get("by_stage") or {}
+        for stage, row in stages.items():
+            table.setdefault(stage, {})[world] = row["requests_mean"]
+    if not table:
+        return []
+    ordered = sorted(table.items(), key=lambda item: -sum(item[1].values()))[:limit]
+    return ["### Requests per recovery by stage (mean)", "",
+            *_table(("stage", *worlds), [[stage, *(f"{row[w]:.2f}" if w in row else "—"
+                                                  for w in worlds)]
+                                         for stage, row in ordered])]
+
+
+def render_multiworld_markdown(multi: Mapping[str, Any], engine: str = "pipeline") -> str:
+    worlds = ", ".join(f"`{w}`" for w in multi["worlds"])
+    out = [f"# Evaluation of worlds {worlds}", "", f"Engine: {engine}.", ""]
+    if multi["failed"]:
+        out += ["**Incomplete: these runs are void, and the mean and worst below leave them "
+                "out:**", ""]
+        out += [f"- `{f['world']}` ({f['mode']}): {f['reason']}" for f in multi["failed"]]
+        out.append("")
+    for mode in multi["modes"]:
+        summary = multi["summary"][mode]
+        engines = multi["engines"].get(mode)
+        out += [f"## {MODE_TITLES.get(mode, mode)}"
+                + (f" (engines {','.join(engines)})" if engines else ""), ""]
+        if summary["worst_world"] is not None:
+            out += [f"Worst world (success@1): `{summary['worst_world']}`.", ""]
+        out += multiworld_tables(summary)
+        out += ["### Per category", ""]
+        category_rows = []
+        for world, report in multi["runs"][mode].items():
+            for category, figures in report["by_category"].items():
+                if not figures.get("n"):
+                    continue  # gone and alive cases: no success figures
+                category_rows.append([category, world, *_summary_cells(figures)])
+        category_rows.sort(key=lambda row: row[0])
+        out += _table(("category", "world", *SUMMARY_COLUMNS), category_rows)
+        purposes = multi["cost_by_purpose"][mode]
+        if purposes:
+            worlds_in = list(summary["per_world"])
+            out += ["### Requests per recovery by purpose (mean)", ""]
+            out += _table(("purpose", *worlds_in), [
+                [purpose, *(f"{row[w]:.2f}" if w in row else "—" for w in worlds_in)]
+                for purpose, row in purposes.items()])
+        seconds = multi.get("seconds_by_purpose", {}).get(mode)
+        if seconds:
+            worlds_in = list(summary["per_world"])
+            out += ["### Seconds per recovery by purpose (mean; fetches overlap)", ""]
+            out += _table(("purpose", *worlds_in), [
+                [purpose, *(f"{row[w]:.3f}" if w in row else "—" for w in worlds_in)]
+                for purpose, row in sorted(seconds.items(),
+                                           key=lambda item: -sum(item[1].values()))])
+        out += _stage_table(multi["runs"][mode], list(summary["per_world"]))
+        for world, report in multi["runs"][mode].items():
+            out += [f"### `{world}`", ""] + [f"- {line}" for line in report_lines(report, engine)]
+            out.append("")
     return "\n".join(out) + "\n"
 
 

@@ -39,6 +39,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     )
     from pagetrail.tools.eval.evaluate import CaseResult
     from pagetrail.tools.eval.evaluate import build_report as build_eval_report
+    from pagetrail.tools.eval.multiworld import (
+        NOWEB_ENGINES,
+        WorldRun,
+        build_multiworld_report,
+        void_reason,
+    )
     from pagetrail.tools.recovery.classify import (
         DEFAULT_KIND as DEFAULT_CLASSIFIER_KIND,
     )
@@ -81,6 +87,10 @@ _EXPORTS: dict[str, str] = {
     "run_evaluation": "pagetrail.tools.eval.eval_runner",
     "CaseResult": "pagetrail.tools.eval.evaluate",
     "build_eval_report": "pagetrail.tools.eval.evaluate:build_report",
+    "NOWEB_ENGINES": "pagetrail.tools.eval.multiworld",
+    "WorldRun": "pagetrail.tools.eval.multiworld",
+    "build_multiworld_report": "pagetrail.tools.eval.multiworld",
+    "void_reason": "pagetrail.tools.eval.multiworld",
 
     # The testbed (a loopback web, archive and search engine) and its pywb archive
     "Testbed": "pagetrail.tools.testbed.runner",
@@ -119,14 +129,17 @@ __all__ = [
     "DEFAULT_CLASSIFIER_KIND",
     "DEFAULT_CLASSIFIER_VARIANT",
     "EVAL_METHODS",
+    "NOWEB_ENGINES",
     "URI_TOKEN_VARIANTS",
     "CaseResult",
     "EngineChoice",
     "SubsetOptions",
     "Testbed",
     "World",
+    "WorldRun",
     "best_swept",
     "build_eval_report",
+    "build_multiworld_report",
     "ensure_pywb_venv",
     "evaluate_aliases",
     "evaluate_classifier",
@@ -141,6 +154,7 @@ __all__ = [
     "resolve_eval_engine",
     "run_evaluation",
     "train_classifier",
+    "void_reason",
 ]
 
 __getattr__ = lazy_getattr("pagetrail.lab", _EXPORTS, globals())

@@ -4,7 +4,8 @@ Owns running the engine on every case of a world, scoring recoveries against the
 truth, and the offline alias-inference evaluation. Imports evidence/, recovery/ (by name, so a
 broken engine is reported, not fatal), content/, net/ and the tools/ top level.
 
-Modules: alias_eval, eval_runner, evaluate.
+Modules: alias_eval, costs (where a recovery's requests go), eval_runner, evaluate,
+multiworld (several worlds: each, mean, worst), recording (the runner's recording Fetcher).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from pagetrail.tools.content.dates import parse_date
 from pagetrail.tools.errors import InvalidArgument, InvalidDate, NoMemento
+from pagetrail.tools.eval.costs import breakdown, endpoint_keys
 from pagetrail.tools.eval.evaluate import FULL, Answer, CaseResult
 from pagetrail.tools.models import Candidate, Recovery
 from pagetrail.tools.settings import Settings
@@ -124,7 +125,8 @@ async def _fetcher_for(settings: Settings | None, given: Any) -> AsyncIterator[A
     if given is not None:
         yield given
         return
-    fetcher_class = _optional("pagetrail.tools.net.fetch", "Fetcher")
+    # The fetch layer's Fetcher, noting who asked for each fetch (the report's cost breakdown).
+    fetcher_class = _optional("pagetrail.tools.eval.recording", "RecordingFetcher")
     if fetcher_class is None:
         yield None
         return
@@ -185,6 +187,9 @@ def recovery_to_result(case_id: str, method: str, recovery: Recovery, *, seconds
         archived_copy = drift_memento.raw_url or drift_memento.memento_url
     search = recovery.evidence.get("search") if isinstance(recovery.evidence, dict) else None
     search = search if isinstance(search, dict) else {}
+    failures: dict[str, int] = {}
+    for failure in recovery.failures:
+        failures[failure.engine] = failures.get(failure.engine, 0) + 1
     return CaseResult(
         id=case_id,
         method=method,
@@ -197,6 +202,7 @@ def recovery_to_result(case_id: str, method: str, recovery: Recovery, *, seconds
         drifted=recovery.drifted,
         search_queries=int(search.get("queries") or 0),
         rate_limited=int(search.get("rate_limited") or 0),
+        failures=failures,
     )
 
 
@@ -240,16 +246,35 @@ async def run_case(
         try:
             recovery = await asyncio.wait_for(engine(str(case["url"]), **kwargs), timeout)
         except TimeoutError:
-            return CaseResult(id=case_id, method=method, seconds=round(time.perf_counter() - started, 3),
-                              requests=int(getattr(fetcher, "requests", 0) or 0),
-                              error=f"timeout: no answer within {timeout:g} s")
+            result = CaseResult(id=case_id, method=method,
+                                seconds=round(time.perf_counter() - started, 3),
+                                requests=int(getattr(fetcher, "requests", 0) or 0),
+                                error=f"timeout: no answer within {timeout:g} s")
         except Exception as exc:  # one failing case must not stop the evaluation
             code = getattr(exc, "code", type(exc).__name__)
-            return CaseResult(id=case_id, method=method, seconds=round(time.perf_counter() - started, 3),
-                              requests=int(getattr(fetcher, "requests", 0) or 0),
-                              error=f"{code}: {str(exc)[:300]}")
-    return recovery_to_result(case_id, method, recovery, seconds=time.perf_counter() - started,
-                              requests=int(getattr(fetcher, "requests", 0) or 0))
+            result = CaseResult(id=case_id, method=method,
+                                seconds=round(time.perf_counter() - started, 3),
+                                requests=int(getattr(fetcher, "requests", 0) or 0),
+                                error=f"{code}: {str(exc)[:300]}")
+        else:
+            result = recovery_to_result(case_id, method, recovery,
+                                        seconds=time.perf_counter() - started,
+                                        requests=int(getattr(fetcher, "requests", 0) or 0))
+    _add_breakdown(result, fetcher, case)
+    return result
+
+
+def _add_breakdown(result: CaseResult, fetcher: Any, case: Mapping[str, Any]) -> None:
+    """The result's requests and seconds by purpose and by stage (costs.breakdown), from the
+    records of a `RecordingFetcher` (none: the fetcher in use records nothing)."""
+    records = getattr(fetcher, "records", None)
+    if records is None:
+        return
+    settings = fetcher.settings
+    result.purposes, result.stages = breakdown(
+        records, total_requests=int(fetcher.requests), case_url=str(case["url"]),
+        source_url=(case.get("source") or {}).get("url"),
+        archives=endpoint_keys(settings.archives), social=endpoint_keys([settings.hn_api_url]))
 
 
 async def run_evaluation(

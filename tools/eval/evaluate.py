@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pagetrail.tools import policy
+from pagetrail.tools.eval.costs import cost_breakdown
 from pagetrail.tools.models import DEAD_VERDICTS
 from pagetrail.tools.net.urls import normalize_url
 
@@ -80,6 +81,11 @@ class CaseResult:
     drifted: bool = False  # a working link reported as serving other content now
     search_queries: int = 0  # web-search queries sent (retries after a 429 included)
     rate_limited: int = 0  # 429 answers received from web-search engines
+    # Requests and seconds by purpose and by recovery stage (tools.eval.costs): {name:
+    # {"requests": n, "seconds": s}}; empty when the run's fetcher recorded nothing.
+    purposes: dict[str, dict[str, float]] = field(default_factory=dict)
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)  # the recovery's failures by source
 
     @property
     def error_type(self) -> str | None:
@@ -88,7 +94,11 @@ class CaseResult:
         return self.error.split(":", 1)[0].strip() or "error"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        line = asdict(self)
+        for key in ("purposes", "stages", "failures"):  # only when there are some
+            if not line[key]:
+                del line[key]
+        return line
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
@@ -108,6 +118,9 @@ class CaseResult:
             drifted=bool(data.get("drifted")),
             search_queries=int(data.get("search_queries") or 0),
             rate_limited=int(data.get("rate_limited") or 0),
+            purposes=dict(data.get("purposes") or {}),
+            stages=dict(data.get("stages") or {}),
+            failures={str(k): int(v) for k, v in (data.get("failures") or {}).items()},
         )
 
 
@@ -323,6 +336,9 @@ def build_report(
         "cost": cost_summary([primary_results[c["id"]] for c in cases if c["id"] in primary_results]),
         "errors": error_summary(results),
     }
+    primary_lines = [primary_results[c["id"]] for c in cases if c["id"] in primary_results]
+    if any(r.purposes for r in primary_lines):  # runs whose fetcher recorded the breakdown
+        report["cost_breakdown"] = cost_breakdown(primary_lines, cases)
     if world_format >= 2:
         report["drift"] = drift_summary(cases, primary_results)
         report["search"] = search_summary(
