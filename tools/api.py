@@ -244,6 +244,7 @@ async def search_web(query: str, *, engines: Sequence[str] | None = None,
     alone. `dead_url` gives the site and archive-listing engines a host, `after` keeps only
     URLs that appeared after that moment."""
     from pagetrail.tools.engines.base import SearchContext
+    from pagetrail.tools.engines.failures import raise_if_network_down
     from pagetrail.tools.engines.registry import build_engine_set
     from pagetrail.tools.engines.service import SearchService
 
@@ -259,6 +260,8 @@ async def search_web(query: str, *, engines: Sequence[str] | None = None,
         service = SearchService(engine_set.engines, store=store, settings=settings,
                                 secrets=engine_set.secrets)
         outcome = await service.search(query, site=site or None, limit=limit, context=context)
+        if not outcome.hits:  # no engine answered: is it the engines, or our network?
+            await raise_if_network_down(outcome.failures, fetcher)
     hits = [hit if hit.engine else hit.model_copy(update={"engine": name})
             for name, engine_hits in outcome.hits.items() for hit in engine_hits]
     return SearchResult(query=outcome.query, site=outcome.site, hits=hits,
