@@ -135,15 +135,18 @@ async def fetch_memento(url: str, *, at: datetime | None = None,
     return clipped
 
 
-async def list_captures(url: str, *, settings: Settings | None = None) -> list[Memento]:
+async def list_captures(url: str, *, settings: Settings | None = None,
+                        unavailable: list[str] | None = None) -> list[Memento]:
     """Every capture of `url` in the configured archives, oldest first (no page fetched).
-    Raises ArchiveUnavailable when no archive answered."""
+    Raises ArchiveUnavailable (or ArchiveExcluded) when no archive answered; an archive that
+    failed or refused while others answered is named in `unavailable` when given
+    ("<archive>: archive_unavailable: …"): the listing is then partial."""
     from pagetrail.tools.archive.memento import list_mementos
 
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
     async with Fetcher(settings) as fetcher:
-        return await list_mementos(url, fetcher, settings)
+        return await list_mementos(url, fetcher, settings, unavailable=unavailable)
 
 
 async def archived_redirects(url: str, *, settings: Settings | None = None,
