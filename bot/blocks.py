@@ -15,7 +15,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from pagetrail import Candidate, CheckResult, Drift, Hit, Memento, Recovery, Signature, Tag
+from pagetrail import (
+    Candidate,
+    CheckResult,
+    Drift,
+    Hit,
+    Memento,
+    Recovery,
+    Signature,
+    Tag,
+    digest_captures_text,
+)
 
 if TYPE_CHECKING:
     from pagetrail import CaptureResult, RelatedResult
@@ -564,6 +574,9 @@ class DigestView:
     dead: list[DeadLinkView] = field(default_factory=list)
     drifted: list[DriftView] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # watches whose scan failed
+    # Save Page Now's answers to the scans' capture requests, per status and named outcome
+    # (summed over the watches; ScanDigest.captures), as the Markdown and JSON digests have.
+    captures: dict[str, int] = field(default_factory=dict)
 
 
 DIGEST_TOP = 5  # dead links shown in the main message; the thread has them all
@@ -635,6 +648,9 @@ def digest_blocks(view: DigestView) -> dict[str, Any]:
             blocks.append(section(drift_item_text(item), block_id=f"drift-{number}"))
         if len(view.drifted) > DIGEST_TOP:
             blocks.append(context(f"All {len(view.drifted)} changed pages in the thread."))
+    if view.captures:
+        blocks.append(context("Save Page Now: "
+                              + escape(clip(digest_captures_text(view.captures), 1500)) + "."))
     if view.errors:
         blocks.append(context("Scan failed: " + escape(clip("; ".join(view.errors), 1500))))
     text = (f"Link-rot digest {view.period}: {view.checked} checked, {view.suspect} "

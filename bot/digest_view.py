@@ -37,6 +37,8 @@ def digest_view(digest: ChannelDigest) -> DigestView:
         view.flapping += counts["flapping"]
         if scan.error:
             view.errors.append(f"{scan.target}: {scan.error}")
+        for outcome, count in scan.captures.items():
+            view.captures[outcome] = view.captures.get(outcome, 0) + count
     for group in ("newly_confirmed", "suspect"):
         for scan in digest.scans:
             for link in getattr(scan, group):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from pagetrail import (
     Memento,
@@ -40,12 +41,15 @@ def handle(args: argparse.Namespace) -> int:
     if args.list and args.redirects:
         raise UsageError("--list and --redirects do not go together")
     if args.list:
-        captures = run_async(list_captures(args.url))
+        unavailable: list[str] = []
+        captures = run_async(list_captures(args.url, unavailable=unavailable))
         if args.json:
-            print_json(captures)
+            print_json({"url": args.url, "captures": captures, "unavailable": unavailable})
         for c in [] if args.json else captures:
             print(f"{c.datetime:%Y-%m-%d %H:%M:%S}  {c.status or '-':>3}  "
                   f"{c.mimetype or '-':<12} {c.memento_url}")
+        for note in [] if args.json else unavailable:  # a partial listing says so
+            print(f"note: not listed: {note}", file=sys.stderr)
         return 0
     if args.redirects:
         redirects = run_async(archived_redirects(args.url))

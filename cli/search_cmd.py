@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pagetrail import Hit, SearchResult, get_settings, open_store, search_web
+from pagetrail import Hit, PagetrailError, SearchResult, get_settings, open_store, search_web
+from pagetrail.cli.check_cmd import network_down_exit
 from pagetrail.cli.common import UsageError, add_json_flag, parse_date, print_json, run_async
 
 
@@ -28,10 +29,13 @@ def handle(args: argparse.Namespace) -> int:
     if args.limit < 1 or args.limit > 100:
         raise UsageError("--limit must be between 1 and 100")
     settings = get_settings()
-    result = run_async(search_web(
-        args.query, engines=args.engines, site=args.site, limit=args.limit,
-        dead_url=args.dead_url, after=parse_date(args.after, option="--after"),
-        settings=settings, store=open_store(settings.database_url)))
+    try:
+        result = run_async(search_web(
+            args.query, engines=args.engines, site=args.site, limit=args.limit,
+            dead_url=args.dead_url, after=parse_date(args.after, option="--after"),
+            settings=settings, store=open_store(settings.database_url)))
+    except PagetrailError as exc:  # network_down: exit 3, as check and recover
+        return network_down_exit(exc)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.json:

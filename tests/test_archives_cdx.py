@@ -1,5 +1,6 @@
 """CDX at scale, on the Internet Archive's recorded answers: a listing read in resumeKey pages,
-the archive's refusal named (not an API-key problem)."""
+the archive's refusal named (not an API-key problem); and a pywb server's numbered pages
+(showNumPages, page=), on a handmade answer in pywb's shape."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from archive_replay import ArchiveReplay, interactions, key_of, recorded
+from archive_replay import FIXTURES, ArchiveReplay, interactions, key_of, recorded
 
 from pagetrail.tools.engines.base import EngineUnavailable
 from pagetrail.tools.engines.cdx import (
@@ -15,6 +16,7 @@ from pagetrail.tools.engines.cdx import (
     CdxEngine,
     cdx_query_url,
     parse_cdx_page,
+    parse_num_pages,
 )
 from pagetrail.tools.net.fetch import Fetcher
 
@@ -100,3 +102,71 @@ async def test_recorded_json_table_is_one_page():
             engine = CdxEngine(fetcher, [CdxEndpoint(f"{replay.base}/cdx/search/cdx", "ia")])
             assert len(await engine.listing("commoncrawl.org", None)) == 10
         assert engine.pages == 1 and sum(replay.hits.values()) == 1
+
+
+# --- numbered pages (pywb over a zipnum index): showNumPages, then page=0… --------------------
+
+NUMBERED = json.loads((FIXTURES / "handmade_pywb_cdx_pages.json").read_text())
+
+
+def numbered_routes(count: object):  # type: ignore[no-untyped-def]
+    """A pywb CDX endpoint answering showNumPages with `count` (a dict, or rows: an index
+    without pages), each numbered page from the fixture, and the whole listing without a
+    page; every answer cut at the request's `limit`, as the server does."""
+    def route(key: str):
+        if not key.startswith("/coll/cdx"):
+            return None
+        query = parse_qs(urlsplit(key).query)
+        if query.get("showNumPages") == ["true"]:
+            return 200, {"content-type": "application/json"}, json.dumps(count).encode() \
+                if isinstance(count, dict) else str(count).encode()
+        page = NUMBERED["pages"][int(query["page"][0])] if "page" in query \
+            else "".join(NUMBERED["pages"])
+        rows = page.splitlines()[: int(query["limit"][0])]
+        return 200, {"content-type": "text/x-ndjson"}, "\n".join(rows).encode()
+    return route
+
+
+def test_page_counts_of_both_servers():
+    assert parse_num_pages(json.dumps(NUMBERED["num_pages"])) == 3  # pywb
+    assert parse_num_pages("12\n") == 12  # the Internet Archive: a bare number
+    assert parse_num_pages('{"blocks": 0, "pages": 0, "pageSize": 10}') == 0
+    assert parse_num_pages(NUMBERED["pages"][0]) is None  # rows: no pages here
+    assert parse_num_pages('{"pages": true}') is None
+
+
+def page_numbers(replay: ArchiveReplay) -> list[str]:
+    return sorted(parse_qs(urlsplit(k).query)["page"][0] for k in replay.hits if "page=" in k)
+
+
+@pytest.mark.parametrize(("max_pages", "read"), [(4, 3), (2, 2)])
+async def test_a_capped_answer_is_read_again_in_numbered_pages(max_pages, read):
+    with ArchiveReplay(routes=numbered_routes(NUMBERED["num_pages"])) as replay:
+        async with Fetcher(replay.settings()) as fetcher:
+            engine = CdxEngine(fetcher, [CdxEndpoint(f"{replay.base}/coll/cdx", "pywb")],
+                               max_rows=2, max_pages=max_pages)
+            captures = await engine.listing("site.example", None)
+        assert page_numbers(replay) == [str(n) for n in range(read)]
+        assert sum(replay.hits.values()) == 2 + read  # the capped answer, the count, the pages
+    assert engine.pages == 1 + read and len(captures) == 2 * read
+    assert "https://site.example/energy/solar-farms" in [c.url for c in captures]  # page 1
+
+
+async def test_an_answer_that_is_not_capped_asks_nothing_more():
+    with ArchiveReplay(routes=numbered_routes(NUMBERED["num_pages"])) as replay:
+        async with Fetcher(replay.settings()) as fetcher:
+            engine = CdxEngine(fetcher, [CdxEndpoint(f"{replay.base}/coll/cdx", "pywb")])
+            captures = await engine.listing("site.example", None)
+        assert sum(replay.hits.values()) == 1
+    assert engine.pages == 1 and len(captures) == 6
+
+
+async def test_a_server_without_pages_keeps_its_one_answer():
+    rows_instead = NUMBERED["pages"][0]  # an index without pages answers its rows
+    with ArchiveReplay(routes=numbered_routes(rows_instead)) as replay:
+        async with Fetcher(replay.settings()) as fetcher:
+            engine = CdxEngine(fetcher, [CdxEndpoint(f"{replay.base}/coll/cdx", "pywb")],
+                               max_rows=2)
+            captures = await engine.listing("site.example", None)
+        assert page_numbers(replay) == [] and sum(replay.hits.values()) == 2
+    assert engine.pages == 1 and len(captures) == 2

@@ -158,3 +158,30 @@ def test_digest_names_save_page_now_outcomes():
     assert "Save Page Now: 1 success, 2 refused (already_captured: 1, " \
            "error:too-many-daily-captures: 2)." in text
     assert to_json(digest)["captures"]["error:too-many-daily-captures"] == 2
+
+
+def test_slack_digest_names_save_page_now_outcomes_summed_over_watches():
+    from pagetrail.bot.blocks import digest_blocks, validate_message
+    from pagetrail.bot.digest_view import digest_view
+    from pagetrail.tools.scan.digest import ChannelDigest, ScanDigest
+
+    def scan(target: str, captures: dict[str, int]) -> ScanDigest:
+        return ScanDigest(target=target, scan_id=target[-2:], started_at="2026-01-01",
+                          seconds=1.0, pages_crawled=1, links_found=3, urls_checked=3,
+                          requests=3, captures=captures)
+
+    digest = ChannelDigest(channel="C1", period="2026-W02", scans=[
+        scan("https://a.example/s1", {"success": 1, "refused": 1,
+                                      "error:too-many-daily-captures": 1}),
+        scan("https://b.example/s2", {"refused": 1, "error:too-many-daily-captures": 1,
+                                      "already_captured": 1, "success": 1}),
+    ])
+    payload = digest_blocks(digest_view(digest))
+    validate_message(payload)
+    contexts = [element["text"] for block in payload["blocks"] if block["type"] == "context"
+                for element in block["elements"]]
+    assert "Save Page Now: 2 success, 2 refused (already_captured: 1, " \
+           "error:too-many-daily-captures: 2)." in contexts
+    quiet = digest_blocks(digest_view(ChannelDigest(channel="C1", period="2026-W02", scans=[
+        scan("https://a.example/s1", {})])))
+    assert "Save Page Now" not in json.dumps(quiet)

@@ -135,15 +135,18 @@ async def fetch_memento(url: str, *, at: datetime | None = None,
     return clipped
 
 
-async def list_captures(url: str, *, settings: Settings | None = None) -> list[Memento]:
+async def list_captures(url: str, *, settings: Settings | None = None,
+                        unavailable: list[str] | None = None) -> list[Memento]:
     """Every capture of `url` in the configured archives, oldest first (no page fetched).
-    Raises ArchiveUnavailable when no archive answered."""
+    Raises ArchiveUnavailable (or ArchiveExcluded) when no archive answered; an archive that
+    failed or refused while others answered is named in `unavailable` when given
+    ("<archive>: archive_unavailable: …"): the listing is then partial."""
     from pagetrail.tools.archive.memento import list_mementos
 
     settings = _settings(settings)
     url = await ensure_fetchable(url, settings)
     async with Fetcher(settings) as fetcher:
-        return await list_mementos(url, fetcher, settings)
+        return await list_mementos(url, fetcher, settings, unavailable=unavailable)
 
 
 async def archived_redirects(url: str, *, settings: Settings | None = None,
@@ -244,6 +247,7 @@ async def search_web(query: str, *, engines: Sequence[str] | None = None,
     alone. `dead_url` gives the site and archive-listing engines a host, `after` keeps only
     URLs that appeared after that moment."""
     from pagetrail.tools.engines.base import SearchContext
+    from pagetrail.tools.engines.failures import raise_if_network_down
     from pagetrail.tools.engines.registry import build_engine_set
     from pagetrail.tools.engines.service import SearchService
 
@@ -259,6 +263,8 @@ async def search_web(query: str, *, engines: Sequence[str] | None = None,
         service = SearchService(engine_set.engines, store=store, settings=settings,
                                 secrets=engine_set.secrets)
         outcome = await service.search(query, site=site or None, limit=limit, context=context)
+        if not outcome.hits:  # no engine answered: is it the engines, or our network?
+            await raise_if_network_down(outcome.failures, fetcher)
     hits = [hit if hit.engine else hit.model_copy(update={"engine": name})
             for name, engine_hits in outcome.hits.items() for hit in engine_hits]
     return SearchResult(query=outcome.query, site=outcome.site, hits=hits,

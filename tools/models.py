@@ -242,6 +242,10 @@ class Recovery(BaseModel):
     candidates: list[Candidate] = Field(default_factory=list)
     related_archived: list[dict[str, object]] = Field(default_factory=list)
     failures: list[EngineFailure] = Field(default_factory=list)
+    # Sources every one of which failed, so the answer is no evidence either way: "search"
+    # (no search engine asked answered), "archives" (no archive answered). The reason names
+    # them (tools/recovery/answer.py, docs/realweb.md).
+    all_failed: list[Literal["search", "archives"]] = Field(default_factory=list)
     drift: Drift | None = None  # for a link that works: compared with its archived copy
     requests: int = 0
     seconds: float = 0.0

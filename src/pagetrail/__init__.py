@@ -141,6 +141,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         recover_confirmed,
         recovery_plan,
     )
+    from pagetrail.tools.scan.digest import captures_text as digest_captures_text
     from pagetrail.tools.scan.digest import to_html as digest_html
     from pagetrail.tools.scan.digest import to_json as digest_json
     from pagetrail.tools.scan.digest import to_markdown as digest_markdown
@@ -273,6 +274,7 @@ _EXPORTS: dict[str, str] = {
     "build_digest": "pagetrail.tools.scan.digest",
     "recover_confirmed": "pagetrail.tools.scan.digest",
     "recovery_plan": "pagetrail.tools.scan.digest",
+    "digest_captures_text": "pagetrail.tools.scan.digest:captures_text",
     "digest_html": "pagetrail.tools.scan.digest:to_html",
     "digest_json": "pagetrail.tools.scan.digest:to_json",
     "digest_markdown": "pagetrail.tools.scan.digest:to_markdown",
@@ -411,6 +413,7 @@ __all__ = [
     "config_file",
     "configured_digest_runner",
     "deliver_due_digests",
+    "digest_captures_text",
     "digest_html",
     "digest_json",
     "digest_markdown",

@@ -696,9 +696,12 @@ async def _fetch_raw(endpoint: ArchiveEndpoint, capture: Memento,
 
 
 async def list_mementos(url: str, fetcher: Fetcher,
-                        settings: Settings | None = None) -> list[Memento]:
+                        settings: Settings | None = None, *,
+                        unavailable: list[str] | None = None) -> list[Memento]:
     """Every capture of `url` in the configured archives (status/MIME where the CDX has
-    them), oldest first. Raises ArchiveUnavailable if no archive answered."""
+    them), oldest first. Raises ArchiveUnavailable (ArchiveExcluded) if no archive
+    answered; each archive that did not answer while others did is added to `unavailable`
+    ("<prefix>: archive_unavailable: …", "<prefix>: archive_excluded: …")."""
     url = validate_url(url)
     settings = settings or get_settings()
     captures: list[Memento] = []
@@ -708,11 +711,11 @@ async def list_mementos(url: str, fetcher: Fetcher,
         try:
             listed = await _list_from(endpoint, url, fetcher)
         except _ArchiveDown as exc:
-            _note_down(endpoint, exc, None)
+            _note_down(endpoint, exc, unavailable)
             down += 1
             continue
         except _ArchiveRefused as exc:
-            _note_down(endpoint, exc, None)
+            _note_down(endpoint, exc, unavailable)
             refusals.append((endpoint, exc))
             continue
         answered += 1

@@ -13,7 +13,10 @@ At scale (the Internet Archive): the server filters (`filter=statuscode:200`) an
 (`collapse=urlkey`), and a large host's listing is read in pages — `showResumeKey=true` ends
 each page with the key of the next one (JSON: an empty row, then `[key]`; text: a blank line,
 then the key), asked for with `resumeKey=` — up to MAX_PAGES pages instead of one capped
-answer. The archive's refusal ("Blocked Site Error", 403) is named `archive_excluded` with
+answer. Another CDX server (pywb over a zipnum index) pages by number instead: when its one
+answer is capped (MAX_ROWS rows), it is asked `showNumPages=true` (pywb: `{"pages": N, …}`; the
+Internet Archive: a bare number) and its listing read `page=0…N-1`, up to MAX_PAGES; one that
+answers no count keeps its one answer. The archive's refusal ("Blocked Site Error", 403) is named `archive_excluded` with
 its words, not taken for a bad API key; its throttling is a rate limit (RateLimited).
 """
 
@@ -46,7 +49,7 @@ from pagetrail.tools.net.urls import endpoint_url, host_of, normalize_url, same_
 
 IA_CDX = "https://web.archive.org/cdx/search/cdx"
 MAX_ROWS = 5000  # rows per page
-MAX_PAGES = 4  # pages of one host's listing (resumeKey), at most MAX_ROWS * MAX_PAGES rows
+MAX_PAGES = 4  # pages of one host's listing (resumeKey or page=), at most MAX_ROWS * MAX_PAGES rows
 # The Internet Archive's default (text) field order.
 TEXT_FIELDS = ("urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length")
 
@@ -80,10 +83,13 @@ def cdx_timestamp(moment: datetime) -> str:
 
 
 def cdx_query_url(endpoint: CdxEndpoint, host: str, after: datetime | None,
-                  max_rows: int = MAX_ROWS, resume_key: str | None = None) -> str:
+                  max_rows: int = MAX_ROWS, resume_key: str | None = None,
+                  page: int | None = None) -> str:
     params: dict[str, str | int] = {"url": f"{host}/*", "output": "json", "limit": max_rows}
     if after is not None:
         params["from"] = cdx_timestamp(after)
+    if page is not None:
+        params["page"] = page
     if endpoint.dialect == "ia":
         # Server-side trimming where the API supports it: one row per URL, 200s only, and
         # the listing in pages (the key of the next page at the end of each).
@@ -93,6 +99,30 @@ def cdx_query_url(endpoint: CdxEndpoint, host: str, after: datetime | None,
         if resume_key:
             params["resumeKey"] = resume_key
     return endpoint_url(endpoint.url, params=params)
+
+
+def cdx_num_pages_url(endpoint: CdxEndpoint, host: str, after: datetime | None) -> str:
+    """The question "in how many pages is the host's listing?" (`showNumPages=true`)."""
+    params: dict[str, str] = {"url": f"{host}/*", "output": "json", "showNumPages": "true"}
+    if after is not None:
+        params["from"] = cdx_timestamp(after)
+    return endpoint_url(endpoint.url, params=params)
+
+
+def parse_num_pages(body: str) -> int | None:
+    """The page count of a `showNumPages` answer: a bare number (the Internet Archive's
+    server), or pywb's JSON object `{"pages": N, "pageSize": …, "blocks": …}`. None when the
+    server answered something else (an index without pages answers its rows instead)."""
+    text = body.strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        return None
+    pages = answer.get("pages") if isinstance(answer, dict) else None
+    return pages if isinstance(pages, int) and not isinstance(pages, bool) and pages >= 0 \
+        else None
 
 
 def _capture(record: dict[str, Any]) -> Capture | None:
@@ -242,7 +272,10 @@ class CdxEngine:
 
     async def _fetch_one(self, endpoint: CdxEndpoint, host: str,
                          after: datetime | None) -> list[Capture]:
-        """One archive's listing of the host, page after page (IA: resumeKey)."""
+        """One archive's listing of the host, page after page: the Internet Archive by
+        resumeKey, another CDX server by numbered pages when it answers with some."""
+        if endpoint.dialect != "ia":
+            return await self._fetch_numbered(endpoint, host, after)
         captures: list[Capture] = []
         resume: str | None = None
         for _ in range(self.max_pages):
@@ -250,8 +283,34 @@ class CdxEngine:
             page, resume = parse_cdx_page(await self._get(url))
             self.pages += 1
             captures.extend(page)
-            if not resume or endpoint.dialect != "ia":
+            if not resume:
                 break
+        return captures
+
+    async def _fetch_numbered(self, endpoint: CdxEndpoint, host: str,
+                              after: datetime | None) -> list[Capture]:
+        """One answer, as always; when it is full (`max_rows`: capped), pywb's paging over a
+        zipnum index — `showNumPages=true` says how many pages, then `page=0…` up to
+        MAX_PAGES (each capped at `max_rows` too). A server without pages (its answer is no
+        count, or an error other than a refusal) keeps the one answer."""
+        first = parse_cdx_page(await self._get(
+            cdx_query_url(endpoint, host, after, self.max_rows)))[0]
+        self.pages += 1
+        if len(first) < self.max_rows:
+            return first  # the whole listing: nothing more to ask
+        try:
+            pages = parse_num_pages(await self._get(cdx_num_pages_url(endpoint, host, after)))
+        except EngineUnavailable as exc:
+            if "archive_excluded" in str(exc):
+                raise
+            pages = None
+        if pages is None or pages <= 1:
+            return first
+        captures: list[Capture] = []
+        for number in range(min(pages, self.max_pages)):
+            url = cdx_query_url(endpoint, host, after, self.max_rows, page=number)
+            captures.extend(parse_cdx_page(await self._get(url))[0])
+            self.pages += 1
         return captures
 
     async def _get(self, url: str) -> str:

@@ -8,8 +8,9 @@ because Google's daily quota was spent says so, engine by engine, instead of "no
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pagetrail.tools.engines.base import (
     EngineTransient,
@@ -21,6 +22,11 @@ from pagetrail.tools.engines.base import (
     translate_fetch_error,
 )
 from pagetrail.tools.errors import EngineUnavailable, PagetrailError, RateLimited
+from pagetrail.tools.models import EngineFailure
+from pagetrail.tools.net.netcheck import NetworkDown, local_fault, network_down
+
+if TYPE_CHECKING:
+    from pagetrail.tools.net.fetch import Fetcher
 
 
 class QuotaExhausted(EngineUnavailable):
@@ -118,3 +124,25 @@ def header_list(headers: Mapping[str, str], name: str) -> list[str]:
     wanted = name.lower()
     value = next((str(v) for k, v in headers.items() if k.lower() == wanted), "")
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+# An engine's failure that carries a fetch-layer DNS fault: the fetch layer's
+# `fetch_failed: dns: …` or the address guard's `fetch_failed: cannot resolve <host>: …`
+# (tools/net/fetch.py, tools/net/netguard.py); a no-route fault is read by `local_fault`.
+_DNS_FAULT = re.compile(r"fetch_failed: (?:dns: |cannot resolve )")
+
+
+async def raise_if_network_down(failures: Iterable[EngineFailure], fetcher: Fetcher) -> None:
+    """Every engine failed and one failed the way a machine without network fails (no DNS,
+    no route): ask the probe (tools/net/netcheck.py); NetworkDown when it fails too — the
+    engines are not at fault, pagetrail's own network is. Called only when no engine
+    answered."""
+    for failure in failures:
+        dns = _DNS_FAULT.search(failure.error) is not None
+        fault = local_fault("dns" if dns else None, failure.error)
+        if fault is None:
+            continue
+        down = await network_down(fetcher, fault)
+        if down is not None:
+            raise NetworkDown(down)
+        return  # the probe answered: the engines' failures are theirs, as named

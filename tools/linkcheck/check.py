@@ -628,10 +628,10 @@ async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = 
     url = validate_url(url)
     head = await _observe(fetcher, "HEAD", url, polite)
     if _head_settles(head):
-        await _ensure_network(fetcher, head)
+        await ensure_network(fetcher, head)
         return classify(Observations(url=url, page=head))
     page = await _observe(fetcher, "GET", url, polite)
-    await _ensure_network(fetcher, page)
+    await ensure_network(fetcher, page)
     obs = Observations(url=url, page=page, head=head)
     if (probe_sibling and not page.error and page.status is not None
             and 200 <= page.status < 300 and not page.squid_error
@@ -646,7 +646,7 @@ async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = 
     return result
 
 
-async def _ensure_network(fetcher: Fetcher, obs: Observation) -> None:
+async def ensure_network(fetcher: Fetcher, obs: Observation) -> None:
     """Raise NetworkDown when `obs` failed the way a machine without network fails and the
     probe (tools/net/netcheck.py) fails too: no verdict on the link, nothing recorded."""
     if obs.error != "fetch_failed":

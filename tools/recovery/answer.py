@@ -5,7 +5,8 @@ related archived pages when nothing else helps."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pagetrail.tools import policy
 from pagetrail.tools.errors import PagetrailError, RefusedAddress
@@ -14,6 +15,7 @@ from pagetrail.tools.models import (
     CheckResult,
     EngineFailure,
     Memento,
+    Query,
     Recovery,
     Scores,
 )
@@ -82,19 +84,91 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
             methods=["ARCHIVE"],
             evidence=f"archived copy of {memento.datetime:%Y-%m-%d} at {memento.archive}",
         ))
+    failed = what_failed(found.failures, found.queries)
     if top is not None and policy.recommends(top.confidence):
         answer, reason = top.kind, top.evidence
     elif memento is not None:
         answer, reason = "archived", "no live page fits well enough; the archived copy helps"
+        if failed.engines_all:
+            reason += f" ({failed.engines_phrase()})"
     else:
         answer = "none"
-        reason = ("the anchor alone is too weak and there is no archived copy to verify"
-                  if weak_anchor else "no archived copy and no live page fits")
+        reason = none_reason(failed, weak_anchor)
     return Recovery(
         url=str(url), check=check, answer=answer, reason=reason, memento=memento,
         evidence=evidence, queries=found.queries, candidates=candidates,
-        failures=found.failures,
+        failures=found.failures, all_failed=failed.all_failed(),
     )
+
+
+# EngineFailure kinds that are not a search engine failing to answer: a backend behind a
+# metasearch (its peers answered) or the search cache in the store.
+_NOT_AN_ENGINE_DOWN = ("partial", "store")
+# How the archive step names every archive failing (link_evidence: `<code>: <message>`);
+# one archive's note among others that answered starts with that archive's prefix instead.
+_ARCHIVES_FAILED = ("archive_excluded:", "archive_unavailable:")
+
+
+@dataclass(frozen=True)
+class Failed:
+    """What failed in a recovery: the search engines that never answered (name → kind),
+    whether none answered at all, and the archives' failure when no archive answered."""
+
+    engines: dict[str, str]
+    engines_all: bool
+    archives: str | None  # "archive_excluded: …" / "archive_unavailable: …", or None
+
+    def all_failed(self) -> list[Literal["search", "archives"]]:
+        sources: list[Literal["search", "archives"]] = []
+        if self.engines_all:
+            sources.append("search")
+        if self.archives:
+            sources.append("archives")
+        return sources
+
+    def engines_list(self) -> str:
+        return ", ".join(f"{name}: {kind}" for name, kind in self.engines.items())
+
+    def engines_phrase(self) -> str:
+        return f"every search engine failed ({self.engines_list()})"
+
+    def archives_phrase(self) -> str:
+        return f"every archive failed ({_clip(self.archives or '', 160)})"
+
+
+def what_failed(failures: list[EngineFailure], queries: list[Query]) -> Failed:
+    """The engines that failed and never answered a query (an engine that answered any
+    query, even with no hits, did answer), and the archives' failure when none answered."""
+    answered = {q.engine for q in queries}
+    engines: dict[str, str] = {}
+    for f in failures:
+        if f.kind is None or f.kind in _NOT_AN_ENGINE_DOWN or f.engine in answered:
+            continue
+        engines.setdefault(f.engine, f.kind)
+    archives = next((f.error for f in failures
+                     if f.engine == "archive" and f.error.startswith(_ARCHIVES_FAILED)), None)
+    return Failed(engines=engines, engines_all=bool(engines) and not answered,
+                  archives=archives)
+
+
+def none_reason(failed: Failed, weak_anchor: bool) -> str:
+    """Why there is no answer: what failed when every engine or every archive did (then
+    the answer is no evidence that the page is lost), else what was looked at."""
+    if failed.engines_all and failed.archives:
+        return f"no answer: {failed.engines_phrase()} and {failed.archives_phrase()}"
+    if failed.engines_all:
+        return f"no answer: {failed.engines_phrase()}; no archived copy"
+    if failed.archives:
+        return f"no answer: {failed.archives_phrase()}, and no live page fits"
+    reason = ("the anchor alone is too weak and there is no archived copy to verify"
+              if weak_anchor else "no archived copy and no live page fits")
+    if failed.engines:  # some engines answered, others did not: the answer is partial
+        reason += f" (failed: {failed.engines_list()})"
+    return reason
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 async def related_archived(req: Request, found: Findings,

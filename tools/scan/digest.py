@@ -348,7 +348,7 @@ def scan_markdown(digest: ScanDigest) -> str:
     if digest.drift_failures:
         lines += ["", f"Content-drift checks that failed: {len(digest.drift_failures)}."]
     if digest.captures:
-        lines += ["", f"Save Page Now: {_captures_text(digest.captures)}."]
+        lines += ["", f"Save Page Now: {captures_text(digest.captures)}."]
     return "\n".join(lines) + "\n"
 
 
@@ -356,7 +356,7 @@ _CAPTURE_STATUSES = ("success", "skipped", "pending", "refused", "error", "no_ke
                      "unfinished", "dropped")
 
 
-def _captures_text(captures: dict[str, int]) -> str:
+def captures_text(captures: dict[str, int]) -> str:
     """"3 success, 2 refused (error:too-many-daily-captures: 2)": statuses, then the named
     outcomes the archive gave (tools.archive.spn.outcome_name)."""
     statuses = ", ".join(f"{captures[s]} {s}" for s in _CAPTURE_STATUSES if captures.get(s))

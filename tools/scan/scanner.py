@@ -65,7 +65,7 @@ from pagetrail.tools.errors import (
     TooManyRedirects,
     UnsupportedContent,
 )
-from pagetrail.tools.linkcheck.check import observe_error
+from pagetrail.tools.linkcheck.check import ensure_network, observe_error
 from pagetrail.tools.linkcheck.hostprobe import SiblingProber, assess, judge, may_need_sibling
 from pagetrail.tools.linkcheck.linkstate import (
     LinkState,
@@ -77,6 +77,7 @@ from pagetrail.tools.linkcheck.linkstate import since as state_since
 from pagetrail.tools.models import CheckResult, Link
 from pagetrail.tools.net.bulkfetch import BulkFetcher
 from pagetrail.tools.net.fetch import Fetcher, Response
+from pagetrail.tools.net.netcheck import NetworkDown
 from pagetrail.tools.net.netguard import ensure_fetchable
 from pagetrail.tools.net.urls import site_of, validate_url
 from pagetrail.tools.offload import off_loop
@@ -435,6 +436,9 @@ class Scanner:
         self.skipped: Counter[str] = Counter()
         self.problems: list[PageProblem] = []
         self.captures: CaptureQueue | None = None
+        # Set when pagetrail's own network is down (tools/net/netcheck.py): the run stops
+        # and raises it; nothing more is checked or recorded.
+        self.network_down: NetworkDown | None = None
 
     # -- scheduling --
     def _schedule_page(self, url: str, depth: int) -> None:
@@ -488,8 +492,10 @@ class Scanner:
         try:
             response = await self.client.get(url, polite=True)
         except FETCH_ERRORS as exc:
+            observed = observe_error(url, "GET", exc)
+            await ensure_network(self.fetcher, observed)  # NetworkDown: no verdict at all
             self._problem(url, exc)
-            await self.recorder.check(judge(url, observe_error(url, "GET", exc), None))
+            await self.recorder.check(judge(url, observed, None))
             return
         # A redirect onto a page crawled in its own right: its links are recorded there.
         landed_elsewhere = response.final_url != url and await self._taken(response.final_url)
@@ -540,7 +546,9 @@ class Scanner:
                 try:
                     response = await self.client.get(url, polite=True)
                 except FETCH_ERRORS as exc:
-                    result = judge(url, observe_error(url, "GET", exc), None)
+                    observed = observe_error(url, "GET", exc)
+                    await ensure_network(self.fetcher, observed)
+                    result = judge(url, observed, None)
                 else:
                     result, _ = await self._assess(url, response, want_links=False)
         except InvalidURL as exc:
@@ -555,6 +563,9 @@ class Scanner:
                     await self._crawl_page(url, depth)
                 else:
                     await self._check_link(url)
+            except NetworkDown as exc:  # nothing can be reached: stop, record no verdict
+                self.network_down = self.network_down or exc
+                self._drop_queued()
             except PagetrailError as exc:  # a named failure of one URL never stops the scan
                 log.warning("scan: %s failed: %s", url, exc)
             finally:
@@ -562,6 +573,12 @@ class Scanner:
                 if self.progress is not None:
                     self.progress(self._done, self._total)
                 self._queue.task_done()
+
+    def _drop_queued(self) -> None:
+        """The network is down: what is still queued is not checked (nor recorded)."""
+        while not self._queue.empty():
+            self._queue.get_nowait()
+            self._queue.task_done()
 
     # -- seeds --
     async def _sitemap_seeds(self) -> list[str]:
@@ -656,6 +673,8 @@ class Scanner:
                 workers = [asyncio.create_task(self._worker())
                            for _ in range(max(1, self.settings.concurrency))]
                 await self._queue.join()
+                if self.network_down is not None:
+                    raise self.network_down  # the scan stays unfinished: resumable
                 finished = True
             finally:
                 for worker in workers:
@@ -789,7 +808,8 @@ def _add_since(store: Store, links: list[LinkChange], policy: Policy) -> None:
 async def scan(target: str, *, store: Store, settings: Settings | None = None,
                options: ScanOptions | None = None, clock: Clock | None = None,
                progress: ProgressFn | None = None) -> ScanResult:
-    """Scan `target` (a page URL, a site root, or a bare host name). Raises InvalidURL."""
+    """Scan `target` (a page URL, a site root, or a bare host name). Raises InvalidURL, and
+    NetworkDown when pagetrail's own network is down (the scan stops; no verdict recorded)."""
     scanner = Scanner(target, store=store, settings=settings or get_settings(),
                       options=options or ScanOptions(), clock=clock or utc_now,
                       progress=progress)
