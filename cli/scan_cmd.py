@@ -17,6 +17,7 @@ from contextlib import contextmanager
 # wordfreq (the tokenizer) is imported by tools.content.text on first use: a scan tokenizes only
 # pages with not-found wording or a soft-404 sibling to compare, often none at all.
 from pagetrail import (
+    PagetrailError,
     ScanDigest,
     ScanOptions,
     ScanProgressFn,
@@ -29,6 +30,7 @@ from pagetrail import (
     recovery_plan,
     scan_site,
 )
+from pagetrail.cli.check_cmd import network_down_exit
 from pagetrail.cli.common import print_json, run_async
 
 
@@ -126,11 +128,14 @@ def _scan_on_workers(args: argparse.Namespace, settings: Settings) -> ScanDigest
 
 def handle(args: argparse.Namespace) -> int:
     settings = Settings()
-    if settings.broker_url:
-        digest = _scan_on_workers(args, settings)
-    else:
-        with fewer_collections(), progress_bar(show_progress(args.quiet)) as progress:
-            digest = run_async(_scan(args, settings, progress))
+    try:
+        if settings.broker_url:
+            digest = _scan_on_workers(args, settings)
+        else:
+            with fewer_collections(), progress_bar(show_progress(args.quiet)) as progress:
+                digest = run_async(_scan(args, settings, progress))
+    except PagetrailError as exc:
+        return network_down_exit(exc)  # exit 3 as check/recover/search; others go on
     if args.json:
         print_json(digest_json(digest))
     else:

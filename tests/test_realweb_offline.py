@@ -106,3 +106,18 @@ def test_search_with_the_network_up_names_each_engine(engines_behind_no_dns, sto
     assert sorted(f["engine"] for f in answer["failures"]) == ["brave", "google"]
     assert all("cannot resolve" in f["error"] and f["kind"] == "unavailable"
                for f in answer["failures"])
+
+
+def test_scan_command_offline_exits_3_like_check_and_recover(store, monkeypatch,
+                                                             capsys) -> None:
+    """`pagetrail scan` ends on network down as `check`, `recover` and `search` do: one
+    line, exit 3, no report printed as if the links had been checked."""
+    monkeypatch.setenv("PAGETRAIL_NETWORK_PROBE_URL", NO_DNS_PROBE)
+    monkeypatch.setenv("PAGETRAIL_RETRIES", "0")
+    with site_linking_to_gone() as site:
+        monkeypatch.setenv("PAGETRAIL_ALLOW_HOSTS", site.url("/").split("/")[2])
+        status = main(["scan", site.url("/"), "--depth", "1", "--quiet"])
+    captured = capsys.readouterr()
+    assert status == 3, captured.err
+    assert captured.err.startswith("pagetrail: network_down:")
+    assert captured.out == ""

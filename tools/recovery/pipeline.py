@@ -113,9 +113,10 @@ async def recover(
             await memory.stored(recovery.failures, "recording where an answer was found",
                                 False, record_elsewhere, store, recovery.url, elsewhere,
                                 required=True)
-        if any(f.engine == "store" for f in recovery.failures):
-            # Parts of this answer are missing because the database failed: it is given, with
-            # the failure named, but not remembered — the next request redoes it.
+        if recovery.all_failed or any(f.engine == "store" for f in recovery.failures):
+            # Parts of this answer are missing because the database, or every engine or
+            # archive, failed: it is given, with the failures named, but not remembered — the
+            # next request redoes it.
             return recovery
         await memory.stored(recovery.failures, "remembering the answer", None,
                             memory.remember_answer, store, str(dead), key, recovery, {

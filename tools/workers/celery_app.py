@@ -37,6 +37,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from pagetrail.store.db import TRANSIENT_STORE_ERRORS, Store
 from pagetrail.store.faults import fault_reason, is_store_fault, outage
+from pagetrail.tools.net.netcheck import NetworkDown
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.workers.jobs import JobKind, run_job
 
@@ -47,8 +48,9 @@ QUEUES: dict[JobKind, str] = {"check": "checks", "recover": "recoveries", "scan"
 TASK_NAMES: dict[JobKind, str] = {kind: f"pagetrail.{kind}" for kind in QUEUES}
 # The broker's faults (Redis away while a job sends the jobs it fans out).
 BROKER_FAULTS = (RedisConnectionError, RedisTimeoutError, KombuOperationalError, ConnectionError)
-# Faults that pass: the job is put back for redelivery instead of failing.
-TRANSIENT = (*TRANSIENT_STORE_ERRORS, *BROKER_FAULTS)
+# Faults that pass: the job is put back for redelivery instead of failing. NetworkDown is
+# this machine's network, not the link's (tools/net/netcheck.py): no verdict, retried later.
+TRANSIENT = (*TRANSIENT_STORE_ERRORS, *BROKER_FAULTS, NetworkDown)
 REDELIVERY_PAUSE = (1.0, 5.0)  # seconds (random in range) before a job is put back
 HARD_LIMIT_MARGIN = 30  # seconds between the soft and the hard time limit
 

@@ -65,6 +65,7 @@ from pagetrail.tools.linkcheck.linkstate import Policy
 from pagetrail.tools.models import CheckResult
 from pagetrail.tools.net.bulkfetch import BulkFetcher
 from pagetrail.tools.net.fetch import Fetcher
+from pagetrail.tools.net.netcheck import NetworkDown
 from pagetrail.tools.net.netguard import ensure_fetchable
 from pagetrail.tools.net.urls import site_of
 from pagetrail.tools.scan.scanner import (
@@ -221,6 +222,8 @@ async def _crawl(item: dict[str, Any], settings: Settings, store: Store) -> None
         try:
             try:
                 await scanner._crawl_page(url, depth)
+            except NetworkDown:
+                raise  # pagetrail's own network: the job is put back, nothing recorded
             except PagetrailError as exc:  # as in the scanner: one URL's failure is its own
                 log.warning("scan: %s failed: %s", url, exc)
             found = [c for at, edges in scanner.found
@@ -235,10 +238,16 @@ async def _crawl(item: dict[str, Any], settings: Settings, store: Store) -> None
                 async with gate:
                     try:
                         await scanner._check_link(link)
+                    except NetworkDown as exc:
+                        scanner.network_down = scanner.network_down or exc
                     except PagetrailError as exc:
                         log.warning("scan: %s failed: %s", link, exc)
 
             await asyncio.gather(*(check(link.url) for link in links))
+            if scanner.network_down is not None:
+                # No verdict on any link of this page: the job is put back (celery_app) and
+                # checks them again once the network answers.
+                raise scanner.network_down
         finally:
             await scanner.client.aclose()
         requests = fetcher.requests + scanner.client.requests
