@@ -138,9 +138,9 @@ async def test_the_caps_hold_when_fanned_out(store) -> None:
 async def test_a_redelivered_page_job_is_a_no_op(store) -> None:
     """The page's row is done: nothing is fetched, no row is added, and the scan's record is
     left as it is; its pending children are sent again (it may have died before sending)."""
-    settings = fast_settings()
     with Site() as site:
         build_site(site)
+        settings = fast_settings(network_probe_url=site.url("/network-probe"))
         item = {"target": site.url("/"), "request": "r2", "depth": 2, "max_pages": 500,
                 "same_site_only": False}
         pages: list[dict[str, Any]] = []

@@ -300,7 +300,10 @@ async def test_a_site_scan_runs_on_a_worker_as_in_process(tiny_world, testbed, p
 
 
 def _site_env(site, db: str, broker: str, **extra: str) -> dict[str, str]:
+    # The site links to hosts that never resolve; the network probe (tools/net/netcheck.py)
+    # is the site itself, which answers: those hosts are unreachable, the network is up.
     return _env({"PAGETRAIL_ALLOW_HOSTS": f"127.0.0.1:{site.port}", "PAGETRAIL_RETRIES": "0",
+                 "PAGETRAIL_NETWORK_PROBE_URL": f"http://127.0.0.1:{site.port}/network-probe",
                  "PAGETRAIL_PER_HOST_RPS": "0", "PAGETRAIL_PER_HOST_CONCURRENCY": "4",
                  "PAGETRAIL_CONCURRENCY": "4"}, db, broker, **extra)
 
