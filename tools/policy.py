@@ -61,6 +61,32 @@ REDIRECT_FLOOR = 0.85  # the site's own archived redirect to it
 RULE_FLOOR = 0.5  # the site's inferred rewrite rule: RULE_FLOOR + RULE_SUPPORT × support
 RULE_SUPPORT = 0.4  # (a rule seen on every known move of the site: 0.9)
 
+# A listing page (tag, section, category, a roundup: a page whose main text is mostly its
+# links' texts, `content.document.link_share`) is rarely what a deep link pointed to; it
+# only wins when nothing else does. Its listing degree (0–1) rises from LISTING_SHARE_FROM
+# to LISTING_SHARE_FULL of the main text in links (articles with a related-links block stay
+# under ~0.15 in the development worlds, tag/section pages are at 0.24–0.42), counted from
+# LISTING_ITEMS distinct linked headlines; the candidate's confidence is multiplied by
+# 1 − LISTING_PENALTY × degree (hand-set on dev3's misses, measured on dev, dev2, dev3).
+LISTING_SHARE_FROM = 0.12
+LISTING_SHARE_FULL = 0.24
+LISTING_ITEMS = 5
+LISTING_PENALTY = 0.8
+
+
+def listing_degree(share: float, items: int) -> float:
+    """How much a page is a list of links (0–1), from `link_share`'s figures."""
+    if items < LISTING_ITEMS:
+        return 0.0
+    span = LISTING_SHARE_FULL - LISTING_SHARE_FROM
+    return max(0.0, min(1.0, (share - LISTING_SHARE_FROM) / span))
+
+
+def listing_confidence(confidence: float, degree: float) -> float:
+    """A candidate's confidence once its listing degree is weighed (see LISTING_PENALTY)."""
+    return confidence * (1.0 - LISTING_PENALTY * degree)
+
+
 # ------------------------------------------------------------------ stopping the search
 
 # The search stops once the top candidate is a verified move (`rank.is_moved`) with a title

@@ -530,12 +530,46 @@ def looks_like_error_page(document: Document) -> bool:
     return len(words) < 120 and bool(_NOT_FOUND.search(" ".join(words[:120])))
 
 
+# A listing item's link text is a headline: a few words at least (menu items are shorter).
+LISTING_ANCHOR_WORDS = 3
+
+
+@dataclass(frozen=True)
+class LinkShare:
+    """How much of a page's main text is the text of its own links: `share` (0–1) of the
+    main text's words stand in the `items` distinct link texts (of LISTING_ANCHOR_WORDS words
+    or more) that the main text repeats."""
+
+    share: float
+    items: int
+
+
+def link_share(text: str, links: list[Link]) -> LinkShare:
+    """The share of a page's main text (`Document.text`) made of its links' texts (`links`
+    as extract_links finds them). A tag, section or category page, a roundup of links, is
+    mostly headlines that link elsewhere; an article is mostly running text. Structure
+    only: no word lists, no URL shapes."""
+    words = len(text.split())
+    if not words:
+        return LinkShare(0.0, 0)
+    seen: set[str] = set()
+    linked = 0
+    for link in links:
+        anchor = " ".join(link.anchor.split())
+        size = len(anchor.split())
+        if size >= LISTING_ANCHOR_WORDS and anchor not in seen and anchor in text:
+            seen.add(anchor)
+            linked += size
+    return LinkShare(min(1.0, linked / words), len(seen))
+
+
 def is_content_page(document: Document, min_words: int = 50) -> bool:
     """Enough text for a lexical signature (Klein & Nelson dismissed pages under 50 words)."""
     return len(document.text.split()) >= min_words
 
 
 __all__ = [
-    "CONTEXT_WORDS", "MAX_HTML_BYTES", "decode_html", "extract_links", "is_content_page",
-    "link_context", "looks_like_error_page", "main_text", "parse_document", "split_title",
+    "CONTEXT_WORDS", "MAX_HTML_BYTES", "LinkShare", "decode_html", "extract_links",
+    "is_content_page", "link_context", "link_share", "looks_like_error_page", "main_text",
+    "parse_document", "split_title",
 ]

@@ -129,6 +129,9 @@ class CandidateEvidence:
     hits: list[tuple[str, str, int]] = field(default_factory=list)
     title: str = ""
     snippet: str = ""
+    # How much the page is a list of links to other pages (0–1, `policy.listing_degree`):
+    # set by whoever read the page's links; 0 when unknown.
+    listing: float = 0.0
 
     @property
     def answer_url(self) -> str:
@@ -665,13 +668,14 @@ def _merge(candidates: Iterable[CandidateEvidence]) -> list[CandidateEvidence]:
         seen = merged.get(key)
         if seen is None:
             merged[key] = CandidateEvidence(candidate.url, candidate.document, list(candidate.hits),
-                                            candidate.title, candidate.snippet)
+                                            candidate.title, candidate.snippet, candidate.listing)
             continue
         seen.hits.extend(candidate.hits)
         if seen.document is None and candidate.document is not None:
             seen.document = candidate.document
         seen.title = seen.title or candidate.title
         seen.snippet = seen.snippet or candidate.snippet
+        seen.listing = max(seen.listing, candidate.listing)
     return list(merged.values())
 
 
@@ -694,12 +698,17 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
     ranked: list[tuple[tuple[float, ...], Candidate]] = []
     for i, (evidence, scores) in enumerate(scored):
         kind, confidence = decide(scores, has_memento, calibration, values=values_of.get(i))
+        explanation = explain(scores, evidence.methods, reference.memento_date)
+        if evidence.listing > 0 and scores.junk not in DROPPED_JUNK:
+            # A list of links to other pages only wins when nothing else does.
+            confidence = round(policy.listing_confidence(confidence, evidence.listing), 4)
+            explanation += f", penalised: a list of links ({evidence.listing:.2f})"
         title = (evidence.document.title if evidence.document is not None and evidence.document.title
                  else evidence.title)
         candidate = Candidate(
             url=evidence.answer_url, title=" ".join(title.split())[:TITLE_CHARS], kind=kind,
             confidence=confidence, scores=scores, methods=evidence.methods,
-            evidence=explain(scores, evidence.methods, reference.memento_date),
+            evidence=explanation,
         )
         junk_last = 0.0 if scores.junk in DROPPED_JUNK else 1.0
         # The calibrated confidence already weighs "moved" (and everything else): ordering

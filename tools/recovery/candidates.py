@@ -5,7 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from pagetrail.tools.content.document import extract_links, looks_like_error_page, parse_document
+from pagetrail.tools import policy
+from pagetrail.tools.content.document import (
+    extract_links,
+    link_share,
+    looks_like_error_page,
+    parse_document,
+)
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.linkcheck.walls import response_wall
 from pagetrail.tools.models import Candidate
@@ -78,9 +84,13 @@ async def fetch_candidates(ctx: Context, found: Findings) -> None:
             return
         evidence.document = document
         # The link graph: pages near the answer link to it (cheap: no text extraction).
-        found.outlinks[normalize_url(evidence.url)] = extract_links(
-            response.content, response.final_url,
-            content_type=response.headers.get("content-type"))
+        links = extract_links(response.content, response.final_url,
+                              content_type=response.headers.get("content-type"))
+        found.outlinks[normalize_url(evidence.url)] = links
+        # A page that is mostly links to other pages (a tag or section page) is rarely the
+        # answer: the ranking weighs it last (policy.listing_degree).
+        share = link_share(document.text, links)
+        evidence.listing = policy.listing_degree(share.share, share.items)
 
     await asyncio.gather(*(fetch(e) for e in todo))
     for key in [k for k, e in found.candidates.items() if not e.hits]:
