@@ -305,6 +305,9 @@ def test_eval_of_two_worlds_with_and_without_web_search(tmp_path, capsys):
     assert multi["runs"]["noweb"]["first"]["engines"] == ["site", "cdx", "local"]
     assert "searxng" not in json.dumps(multi["runs"]["noweb"]["first"]["cost_breakdown"])
     assert "check" in multi["cost_by_purpose"]["web"]
+    # A web engine's requests go through the engines' shared helpers: the engine is named.
+    web_purposes = set(multi["runs"]["web"]["first"]["cost_breakdown"]["by_purpose"])
+    assert "search: searxng" in web_purposes and "search: failures" not in web_purposes
     text = report_file.read_text()
     assert "# Evaluation of worlds `first`, `second`" in text
     assert "## Without web search" in text and "| **worst** |" in text

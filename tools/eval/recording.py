@@ -20,9 +20,10 @@ from pagetrail.tools.eval.costs import FetchRecord
 from pagetrail.tools.net.fetch import Fetcher, Response
 
 _PACKAGE = "pagetrail."
-# Not the client: the fetch layer, this module, and the engines' shared GET helper (the
-# engine that called it is the client).
-_SKIP = ("pagetrail.tools.net.", "pagetrail.tools.engines.base", __name__)
+# Not the client: the fetch layer, this module, and the engines' shared GET helpers
+# (engines.base, engines.failures.fetch_api_json): the engine that called them is.
+_SKIP = ("pagetrail.tools.net.", "pagetrail.tools.engines.base",
+         "pagetrail.tools.engines.failures", __name__)
 _STAGES = "pagetrail.tools.recovery."
 _CURRENT: contextvars.ContextVar[FetchRecord | None] = contextvars.ContextVar(
     "pagetrail_eval_fetch", default=None)
