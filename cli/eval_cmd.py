@@ -57,6 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:
              "or 'all' for each method alone plus the full pipeline (default: full)")
     parser.add_argument("--limit", type=int, default=None, metavar="N",
                         help="only the first N cases")
+    parser.add_argument("--cases", default=None, metavar="IDS",
+                        help="only these cases, comma-separated ids (e.g. the misses of an "
+                             "earlier run: c0016,c0043); a world without one of them is an "
+                             "error")
     parser.add_argument("--concurrency", type=int, default=8, metavar="N",
                         help="cases recovered at once (default 8)")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
@@ -77,6 +81,7 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be at least 1")
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
+    args.case_ids = parse_case_ids(args.cases)
     methods = expand_methods(args.method)
     args.engine_list = parse_engines(args.engines)
     if args.running and len(args.worlds) > 1:
@@ -90,6 +95,10 @@ def handle(args: argparse.Namespace) -> int:
     for world, path in zip(worlds, args.worlds, strict=True):
         if not world.cases:
             raise UsageError(f"{path}: the world has no cases")
+        if args.case_ids:
+            missing = sorted(set(args.case_ids) - {case.raw["id"] for case in world.cases})
+            if missing:
+                raise UsageError(f"{path}: no case {', '.join(missing)}")
     choice = resolve_eval_engine()
     if choice.label != "pipeline" and choice.detail:
         print(f"pagetrail: warning: {choice.detail}", file=sys.stderr)
@@ -98,8 +107,22 @@ def handle(args: argparse.Namespace) -> int:
     return _several_worlds(worlds, methods, choice, args)
 
 
+def parse_case_ids(text: str | None) -> list[str] | None:
+    """`--cases c1,c2` as a list of ids (None: every case)."""
+    if text is None:
+        return None
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids:
+        raise UsageError("--cases needs at least one case id")
+    return ids
+
+
 def _cases(world: World, args: argparse.Namespace) -> list[dict[str, Any]]:
-    return [case.raw for case in world.cases][: args.limit]
+    cases = [case.raw for case in world.cases]
+    if args.case_ids:
+        wanted = set(args.case_ids)
+        cases = [case for case in cases if case["id"] in wanted]
+    return cases[: args.limit]
 
 
 def _one_world(world: World, methods: list[str], choice: EngineChoice,

@@ -348,3 +348,30 @@ def test_one_running_testbed_serves_one_world(tmp_path, capsys):
     first, second = _named_world(tmp_path, "first"), _named_world(tmp_path, "second")
     assert cli_main(["eval", str(first), str(second), "--running"]) == 2
     assert "give one world" in capsys.readouterr().err
+
+
+def test_only_the_cases_asked_for_are_recovered(tmp_path, capsys, monkeypatch):
+    """`--cases` re-runs chosen cases (an earlier run's misses) in every world given."""
+    import pagetrail.cli.eval_cmd as eval_cmd
+
+    recovered: list[str] = []
+
+    async def engine(url: str, *, settings, **_):
+        recovered.append(url)
+        return Recovery(url=url, answer="none", check=CheckResult(url=url, verdict="dead"))
+
+    monkeypatch.setattr(eval_cmd, "resolve_eval_engine", lambda: EngineChoice(engine, "test"))
+    world = build_tiny_world(tmp_path / "tiny").path
+    cases = [json.loads(line) for line in (world / "cases.jsonl").read_text().splitlines()]
+    chosen = [cases[1]["id"], cases[-1]["id"]]
+    code = cli_main(["eval", str(world), "--cases", ",".join(chosen), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["cases"] == 2
+    assert sorted(recovered) == sorted(c["url"] for c in cases if c["id"] in chosen)
+
+
+def test_a_case_the_world_lacks_is_refused(tmp_path, capsys):
+    world = build_tiny_world(tmp_path / "tiny").path
+    assert cli_main(["eval", str(world), "--cases", "no-such-case"]) == 2
+    assert "no case no-such-case" in capsys.readouterr().err
