@@ -202,3 +202,35 @@ def test_an_answer_site_map_is_read_once_a_day_across_recoveries(elsewhere_world
     again, again_requests = asyncio.run(read())
     assert copy in first and first_requests >= 2  # root page, robots.txt, sitemap
     assert again == first and again_requests == 0
+
+
+def test_an_answer_site_page_is_taken_for_the_query_words_it_carries_or_is_made_of():
+    """A republisher's page is taken when it carries half the link's words, or when its
+    address is made of them though it carries few (a truncated slug of a long title); a page
+    sharing a word or two is not."""
+    from pagetrail.tools.recovery.stages.answer_sites import best_listed
+
+    listed = {
+        "https://copies.example/a/explained-our-bi-research-shows-a-mix-of-26660": "",
+        "https://copies.example/a/research-budget-cuts-announced-41122": "",
+        "https://copies.example/a/weather-report-for-the-weekend-10301": "",
+    }
+    title = ("Our BI Research Shows a Mix of Native Ad Units Generate the Highest Engagement "
+             "Metrics for Marketers and the Greatest Revenue for Publishers")
+    assert best_listed(listed, [title]) == [
+        "https://copies.example/a/explained-our-bi-research-shows-a-mix-of-26660"]
+    short = "weekend weather report"
+    assert best_listed(listed, [short]) == [
+        "https://copies.example/a/weather-report-for-the-weekend-10301"]
+    assert best_listed(listed, ["budget debate in parliament"]) == []
+
+
+def test_precision_counts_the_page_words_that_are_the_query_terms():
+    from pagetrail.tools.engines.overlap import precision, query_terms
+
+    terms = query_terms("solar farms double in a year across the midwest")
+    share, matched = precision(terms, "https://x.example/read/solar-farms-double-93", "")
+    assert (share, matched) == (1.0, 3)
+    share, matched = precision(terms, "https://x.example/read/solar-eclipse-tonight", "")
+    assert matched == 1 and share < 0.5
+    assert precision([], "https://x.example/a/b", "") == (0.0, 0)

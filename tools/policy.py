@@ -87,6 +87,15 @@ def listing_confidence(confidence: float, degree: float) -> float:
     return confidence * (1.0 - LISTING_PENALTY * degree)
 
 
+# A page of the dead page's site whose address is the dead address plus words
+# (`ranking.offshoots`: an edition, an update, a follow-up) is another page, not the lost
+# one; its look-alike address is no evidence. Its confidence is multiplied by this unless
+# direct evidence (a redirect, a pick, the site's rewrite rule) names it. Hand-set (#27):
+# such pages were right answers for 2 of 222 cases in dev and dev2, 1 of 179 in dev3, and
+# look-alikes above the right page in 8 dev3 and 5 dev2 misses; checked on all three.
+OFFSHOOT_FACTOR = 0.4
+
+
 # ------------------------------------------------------------------ stopping the search
 
 # The search stops once the top candidate is a verified move (`rank.is_moved`) with a title
@@ -108,6 +117,20 @@ ANSWER_SITE_EVIDENCE = 0.3
 COPY_TITLE = 0.8
 # and so is one whose address keeps the lost page's words (hand-set, c5476a7).
 COPY_URL = 0.7
+# Sites that held answers whose own map is read, per recovery. Their maps are kept in the
+# store (memory.LISTING_TTL), so a site costs requests once a day, and only its pages that
+# match the link's words become candidates. 4 → 8 (#27): a store learns more answer sites
+# than republishers (a host several sites moved to is one too), and at 4 a republisher fell
+# out of the list; dev3 0.866 → 0.877 (c0225, c0257), no case lost, requests unchanged.
+ANSWER_SITES = 8
+# A listed page of an answer site is taken when it carries ANSWER_SITE_RECALL of a query's
+# terms, or when it has ANSWER_SITE_MATCHED of them and ANSWER_SITE_PRECISION of its own
+# words are the query's: a republisher's truncated slug (`/a/explained-our-bi-research-
+# shows-a-mix-of-26660` for a 20-word title) carries few of a long title's terms, but is
+# made of nothing else. Hand-set (#27), checked on dev, dev2 and dev3.
+ANSWER_SITE_RECALL = 0.5
+ANSWER_SITE_MATCHED = 3
+ANSWER_SITE_PRECISION = 0.75
 
 # ------------------------------------------------------------------ budget defaults
 

@@ -6,10 +6,10 @@ of the query's terms appear in the URL's path (split slugs) and, for links, the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pagetrail.tools.content.text import content_terms
-from pagetrail.tools.content.uritokens import path_tokens, word_tokens
+from pagetrail.tools.content.uritokens import path_tokens, slug_words, word_tokens
 
 # Path noise that says nothing about the page's subject.
 _URL_NOISE = frozenset({
@@ -64,6 +64,25 @@ def overlap(terms: Iterable[str], tokens: Iterable[str]) -> tuple[float, float]:
     matched_tokens = sum(1 for tok in token_set if any(_matches(t, tok) for t in term_set))
     union = len(term_set) + len(token_set) - min(matched, matched_tokens)
     return matched / len(term_set), matched / max(union, 1)
+
+
+def page_terms(url: str, text: str) -> list[str]:
+    """Distinct subject terms of a listed page: its link text, else its slug's words (not
+    the folders', which name a section: /read/, /story/), stop words and numbers out (what
+    `query_terms` keeps of a query)."""
+    words = " ".join(text_tokens(text)) if text.strip() else " ".join(slug_words(url))
+    return list(dict.fromkeys(term.lower() for term in content_terms(words)))
+
+
+def precision(terms: Sequence[str], url: str, text: str) -> tuple[float, int]:
+    """(share of the page's own terms that are among the query's `terms` (`query_terms`),
+    how many of them are): a page whose address is made of the query's words, however few
+    of them it carries."""
+    own = page_terms(url, text)
+    if not own or not terms:
+        return 0.0, 0
+    matched = sum(1 for word in own if any(_matches(term, word) for term in terms))
+    return matched / len(own), matched
 
 
 def rank_by_overlap(

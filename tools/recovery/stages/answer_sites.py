@@ -1,6 +1,6 @@
 """Once a recovery: the own maps of the sites that held other dead links' answers
 (store.elsewhere: a republisher, a mirror), each page ranked by overlap with the listing
-queries; the best ANSWER_SITE_HITS of each site that carry ANSWER_SITE_RECALL of a query's
+queries; the best ANSWER_SITE_HITS of each site that carry enough of a query's
 terms become candidates. An unindexed republished copy is found here though no page links
 to it and no search engine returns it. Read with the first neighbourhood: waiting for the
 first web stage instead saved 1 request a recovery (median) on dev2 and lost a case."""
@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from pagetrail.tools import policy
 from pagetrail.tools.engines.base import SiteLister
-from pagetrail.tools.engines.overlap import rank_by_overlap
+from pagetrail.tools.engines.overlap import precision, query_terms, rank_by_overlap
 from pagetrail.tools.engines.site import site_origin
 from pagetrail.tools.models import EngineFailure, Hit
 from pagetrail.tools.net.urls import host_of, site_of
@@ -19,9 +20,7 @@ from pagetrail.tools.recovery import memory
 from pagetrail.tools.recovery.context import Asks, Context, DeadURL, Findings
 
 NAME = "answer sites"
-ANSWER_SITES = 4  # sites that held answers whose own map is read, per recovery
 ANSWER_SITE_HITS = 2  # pages taken from each such site, best overlap first
-ANSWER_SITE_RECALL = 0.5  # share of a query's terms a listed page must carry to be taken
 
 
 async def remembered(url: DeadURL, store: memory.Store | None, methods: frozenset[str] | None,
@@ -31,7 +30,7 @@ async def remembered(url: DeadURL, store: memory.Store | None, methods: frozense
         return
     sites = await memory.stored(found.failures, "reading the sites that held answers", [],
                                 memory.answer_sites, store, exclude_url=url,
-                                limit=ANSWER_SITES)
+                                limit=policy.ANSWER_SITES)
     found.answer_sites = [site_origin(site.example_url) for site in sites]
 
 
@@ -41,7 +40,7 @@ async def plan(ctx: Context, found: Findings) -> Asks:
         return Asks()
     found.answer_sites_read = True
     own = {site_of(ctx.url)}
-    origins = [o for o in found.answer_sites if site_of(o) not in own][:ANSWER_SITES]
+    origins = [o for o in found.answer_sites if site_of(o) not in own][:policy.ANSWER_SITES]
     if not origins:
         return Asks()
     listings = await asyncio.gather(*(site_pages(ctx.store, found, lister, origin)
@@ -82,12 +81,21 @@ async def site_pages(store: memory.Store | None, found: Findings, lister: SiteLi
 
 
 def best_listed(listed: dict[str, str], queries: Sequence[str]) -> list[str]:
-    """The listed pages that carry enough of a query's terms, best first (pure)."""
+    """The listed pages that carry enough of a query's terms (policy.ANSWER_SITE_RECALL), or
+    whose own words are the query's (a truncated slug: policy.ANSWER_SITE_PRECISION), best
+    first (pure)."""
     pages = list(listed.items())
     best: dict[str, tuple[float, int]] = {}
     for query in queries:
-        for rank, (url, _text, recall) in enumerate(rank_by_overlap(query, pages), 1):
-            if rank > ANSWER_SITE_HITS or recall < ANSWER_SITE_RECALL:
-                break
-            best[url] = min(best.get(url, (1.0, rank)), (-recall, rank))
+        terms = query_terms(query)
+        taken: list[tuple[float, str]] = []
+        for url, text, recall in rank_by_overlap(query, pages):
+            share, matched = precision(terms, url, text)
+            made_of_query = (matched >= policy.ANSWER_SITE_MATCHED
+                             and share >= policy.ANSWER_SITE_PRECISION)
+            if recall >= policy.ANSWER_SITE_RECALL or made_of_query:
+                taken.append((max(recall, share if made_of_query else 0.0), url))
+        taken.sort(key=lambda item: -item[0])
+        for rank, (strength, url) in enumerate(taken[:ANSWER_SITE_HITS], 1):
+            best[url] = min(best.get(url, (1.0, rank)), (-strength, rank))
     return sorted(best, key=lambda url: best[url])[:ANSWER_SITE_HITS]
