@@ -52,6 +52,7 @@ from pagetrail.tools.content.text import guess_language
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import Candidate, Document, Kind, Query, Scores
 from pagetrail.tools.net.urls import normalize_url
+from pagetrail.tools.ranking.offshoots import is_offshoot
 
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 MOVED_COSINE = 0.9  # Martinez-Romo & Araujo §4.2: ≥ 0.9 cosine to the original = same page
@@ -679,6 +680,16 @@ def _merge(candidates: Iterable[CandidateEvidence]) -> list[CandidateEvidence]:
     return list(merged.values())
 
 
+def _offshoot(reference: Reference, evidence: CandidateEvidence, scores: Scores) -> bool:
+    """A page grown out of the dead address (`offshoots.is_offshoot`) that no direct
+    evidence (the site's redirect, a person's pick, its rewrite rule) names."""
+    if not reference.dead_url or scores.junk in DROPPED_JUNK:
+        return False
+    if scores.redirect or scores.pick or scores.rule_support:
+        return False
+    return is_offshoot(reference.dead_url, evidence.answer_url)
+
+
 def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence], *,
                     calibration: Calibration | None = None, keep_junk: bool = False,
                     limit: int | None = None) -> list[Candidate]:
@@ -703,6 +714,9 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
             # A list of links to other pages only wins when nothing else does.
             confidence = round(policy.listing_confidence(confidence, evidence.listing), 4)
             explanation += f", penalised: a list of links ({evidence.listing:.2f})"
+        if _offshoot(reference, evidence, scores):
+            confidence = round(confidence * policy.OFFSHOOT_FACTOR, 4)
+            explanation += ", penalised: the dead address plus words (another page of the site)"
         title = (evidence.document.title if evidence.document is not None and evidence.document.title
                  else evidence.title)
         candidate = Candidate(

@@ -1,0 +1,48 @@
+"""Pages that grew out of the dead address (pure).
+
+On the dead page's own site, a live page whose address is the dead address plus words
+(`/2019/11/story/` → `/2019/11/story-second-look/`, `/story.html` → `/story-2024-update.html`,
+`/story/` → `/story/comments/`) is another page of that site — an edition, a follow-up, an
+update, a page under it — not the page itself moved: a site that moves a page keeps its slug,
+shortens it or moves it elsewhere; it does not lengthen it. Its address looks more like the
+dead one than the real answer's does, so without a penalty it wins on looks alone. Not an
+offshoot: a number alone appended (`story-2`: a CMS's answer to a slug taken twice, often
+the page re-published), another host's page (a republisher keeps the slug and adds its id).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit
+
+from pagetrail.tools.net.urls import site_of
+
+# A file extension a site may add or change when it moves pages (.html → .php).
+_EXTENSION = re.compile(r"\.(?:s?html?|php\d?|aspx?|jsp|cfm|cgi)$", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]{2,}")  # two letters or more: a word, not an id or a number
+
+
+def _stem(path: str) -> str:
+    return _EXTENSION.sub("", unquote(path).lower().rstrip("/"))
+
+
+def is_offshoot(dead_url: str, candidate_url: str) -> bool:
+    """True when `candidate_url`, on the dead URL's site, is the dead address (extension and
+    trailing slash aside) followed by a separator and at least one word."""
+    try:
+        dead, candidate = urlsplit(dead_url), urlsplit(candidate_url)
+    except ValueError:
+        return False
+    if not dead.hostname or not candidate.hostname:
+        return False
+    if site_of(dead_url) != site_of(candidate_url):
+        return False
+    dead_stem, stem = _stem(dead.path), _stem(candidate.path)
+    # A root or a one-word folder is no page address to grow out of.
+    if dead_stem.count("/") < 1 or len(dead_stem.rsplit("/", 1)[-1]) < 4:
+        return False
+    if not stem.startswith(dead_stem) or len(stem) == len(dead_stem):
+        return False
+    if stem[len(dead_stem)].isalnum():  # the dead slug's last word continues: another slug
+        return False
+    return _WORD.search(stem[len(dead_stem):]) is not None
