@@ -119,6 +119,9 @@ def drift_bed(tmp_path_factory):
     b.capture(f"{HOST}/revised", "20190601000000", html=page("Solar farms double", SOLAR))
     b.capture(f"{HOST}/revised", "20220601000000", html=page("Baking sourdough at home", BREAD))
     b.capture(f"{HOST}/removed", "20190601000000", html=page("Solar farms double", SOLAR))
+    # Captured, and now failing with a server error on every try (a flaky host's bad minute).
+    b.page(f"{HOST}/failing", page("Solar farms double", SOLAR), status=503)
+    b.capture(f"{HOST}/failing", "20190601000000", html=page("Solar farms double", SOLAR))
     handle = start_in_thread(b.write())
     try:
         yield handle
@@ -163,6 +166,15 @@ def test_capture_from_the_link_date_is_the_reference(drift_bed):
 def test_nothing_to_compare_is_none(drift_bed):
     assert _detect(drift_bed, f"{HOST}/uncaptured", LINKED) is None
     assert _detect(drift_bed, f"{HOST}/removed", LINKED) is None  # the live page is a 404
+
+
+def test_a_live_page_that_fails_is_an_error_not_a_stable_page(drift_bed):
+    """A server error after the retries is no comparison: raised, so the answer names it,
+    never read as "not drifted"."""
+    from pagetrail.tools.errors import FetchFailed
+
+    with pytest.raises(FetchFailed, match="503 after retries: drift not checked"):
+        _detect(drift_bed, f"{HOST}/failing", LINKED)
 
 
 def test_check_reports_drift_when_asked(drift_bed):

@@ -27,6 +27,7 @@ from pagetrail.tools.archive.memento import fetch_memento
 from pagetrail.tools.content.document import parse_document
 from pagetrail.tools.content.similarity import cosine_text, shingle_resemblance, title_similarity
 from pagetrail.tools.content.text import guess_language
+from pagetrail.tools.errors import FetchFailed, RateLimited
 from pagetrail.tools.models import Document, Drift, Memento
 from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.settings import Settings
@@ -71,8 +72,16 @@ def compare(url: str, archived: Document, live: Document, *, threshold: float,
 
 
 async def live_page(url: str, fetcher: Fetcher) -> Document | None:
-    """The live page at `url`, parsed; None unless it answers 200 with HTML."""
+    """The live page at `url`, parsed; None unless it answers 200 with HTML. A server error
+    (5xx) or a 429 after the fetcher's retries raises: the comparison could not be made, and
+    the answer must say so rather than look like "not drifted" (a flaky host, #27)."""
     response = await fetcher.get(url)
+    if response.status == 429:
+        raise RateLimited("the live page answered 429 after retries: drift not checked",
+                          url=url)
+    if response.status >= 500:
+        raise FetchFailed(f"the live page answered {response.status} after retries: drift "
+                          "not checked", url=url)
     if response.status != 200 or not response.is_html:
         return None
     document = parse_document(response.content, response.final_url or url,
