@@ -120,6 +120,30 @@ RECOVERY_SECONDS: float = Settings.model_fields["recovery_seconds"].default
 HITS_PER_QUERY = 10  # hits kept of each engine's answer to a query (a first result page)
 FETCH_PER_QUERY = 5  # only the top of each query's list is worth fetching (requests per case)
 
+# ------------------------------------------------------------------ request economy
+
+# The moved host (`recovery.stages.moved_host`): variants of a gone host probed one after the
+# other, at most this many, stopping at the first that answers. The 16 variants of
+# `urls.host_variants`, probed all at once, cost 27–32 requests each time a recovery probed
+# (docs/evaluation.md "Where the extra cost goes"); the www. twin and the first subdomains
+# come first, and hosts the evidence already names go before them (hand-set, issue #27).
+MOVED_HOST_PROBES = 6
+# ... probed this many at a time (one after the other added ~1 s to a recovery whose
+# variants do not exist; two waves cover the usual subdomains; hand-set, issue #27).
+MOVED_HOST_WAVE = 3
+# A host the evidence names counts as a variant when it carries the dead site's name label
+# (`spiegel.de` → `spiegelhq.de`), for names this long or longer (shorter ones, `ab`, `tv`,
+# match unrelated hosts; hand-set, issue #27).
+MOVED_HOST_NAME_CHARS = 4
+
+# Reading candidates (`recovery.candidates.fetch_candidates`): the first this many of a
+# ranking's pending candidates, in pre-rank order (direct evidence, best search rank), are
+# fetched first; when one of them is the lost page by content (`rank.is_moved` and a title
+# CONFIRM_TITLE alike, no listing) the others are not fetched — the chain stops on it anyway.
+# Otherwise the rest is fetched at once (two waves at most: seconds stay close to one wave).
+# Reading candidates was 41–44 % of a recovery's requests (hand-set, issue #27).
+FIRST_FETCH_WAVE = 4
+
 # ------------------------------------------------------------------ fitted values
 
 # The ranking's confidence calibration fitted on the development worlds (package data):
