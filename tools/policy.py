@@ -118,10 +118,10 @@ MAX_QUERIES: int = Settings.model_fields["max_queries"].default
 MAX_CANDIDATES: int = Settings.model_fields["max_candidates"].default
 RECOVERY_SECONDS: float = Settings.model_fields["recovery_seconds"].default
 HITS_PER_QUERY = 10  # hits kept of each engine's answer to a query (a first result page)
-# Only the top of each query's list is worth fetching (requests per case): 5 until issue #27,
-# 3 since (dev3's first 40 cases: requests median 25 → 22 with the probes' and waves'
-# changes, no first answer lost; then measured on dev, dev2, dev3).
-FETCH_PER_QUERY = 3
+# Only the top of each query's list is worth fetching (requests per case). 3 was tried for
+# issue #27 (dev3 requests median 30 → 23) and lost three first answers found at rank 4–5 of
+# the site's own map (dev3 c0108, c0182, c0197); 4 still lost one: kept at 5.
+FETCH_PER_QUERY = 5
 
 # ------------------------------------------------------------------ request economy
 
@@ -146,6 +146,12 @@ MOVED_HOST_NAME_CHARS = 4
 # Otherwise the rest is fetched at once (two waves at most: seconds stay close to one wave).
 # Reading candidates was 41–44 % of a recovery's requests (hand-set, issue #27).
 FIRST_FETCH_WAVE = 4
+# Link-graph targets (`recovery.stages.links`: links on the fetched pages of the dead site
+# and its neighbours, best overlap first) added per round. 5 until issue #27: of the first
+# 100 dev and 80 dev3 recoveries' 412 such fetches 283 were 404s, and the 15 right pages
+# among them were all of rank 1 or 2; 3, not 2, so that a moved page third among a hub's
+# look-alike links is still read (tests/test_recover_noweb.py; hand-set, issue #27).
+LINK_CANDIDATES = 3
 
 # ------------------------------------------------------------------ fitted values
 
