@@ -8,7 +8,7 @@ import asyncio
 import dataclasses
 
 import pytest
-from stage_fakes import Response, TableFetcher, make_context
+from stage_fakes import Response, TableEngine, TableFetcher, make_context
 
 from pagetrail.tools import policy
 from pagetrail.tools.content.document import parse_document
@@ -77,7 +77,8 @@ def test_a_host_the_evidence_names_is_probed_first():
 
 def test_no_answer_costs_at_most_the_cap():
     fetcher = TableFetcher({})
-    ctx, found = make_context(DEAD, fetcher=fetcher, site_gone=True)
+    ctx, found = make_context(DEAD, fetcher=fetcher, site_gone=True,
+                              engines=[TableEngine("websearch")])
     assert asyncio.run(moved_host.moved_site_hosts(ctx, found)) == []
     assert fetcher.requests == policy.MOVED_HOST_PROBES
 
@@ -158,3 +159,11 @@ def test_a_listing_quoting_the_article_confirms_nothing():
     other = CandidateEvidence(url=URLS[1], document=parse_document(
         _page("Council", OTHER), URLS[1]))
     assert not content_confirms(ctx.reference, other)
+
+
+def test_without_web_search_every_variant_is_probed():
+    fetcher = TableFetcher({})
+    ctx, found = make_context(DEAD, fetcher=fetcher, site_gone=True)  # no web engine
+    assert not ctx.engines.web
+    asyncio.run(moved_host.moved_site_hosts(ctx, found))
+    assert fetcher.requests == len(host_variants("gardenguide.example"))

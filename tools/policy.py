@@ -131,6 +131,10 @@ FETCH_PER_QUERY = 5
 # (docs/evaluation.md "Where the extra cost goes"); the www. twin and the first subdomains
 # come first, and hosts the evidence already names go before them (hand-set, issue #27).
 MOVED_HOST_PROBES = 6
+# ... and every variant when no web engine is configured: then nothing else names the new
+# host (a site moved to its name under another top-level domain, tests/
+# test_recover_weak_search.py; dev3 lost no first answer with the cap of 6 and web search).
+MOVED_HOST_PROBES_NO_WEB = 16
 # ... probed this many at a time (one after the other added ~1 s to a recovery whose
 # variants do not exist; two waves cover the usual subdomains; hand-set, issue #27).
 MOVED_HOST_WAVE = 3

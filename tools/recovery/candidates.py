@@ -15,6 +15,7 @@ from pagetrail.tools.content.document import (
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.linkcheck.walls import response_wall
 from pagetrail.tools.models import Candidate
+from pagetrail.tools.net.fetch import unexplained_proxy_refusals
 from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.ranking.rank import (
@@ -86,7 +87,8 @@ async def fetch_candidates(ctx: Context, found: Findings) -> None:
         found.fetched.add(normalize_url(evidence.url))
         async with limit:
             try:
-                response = await ctx.fetcher.get(evidence.url)
+                with unexplained_proxy_refusals():  # a failure is only "not read"
+                    response = await ctx.fetcher.get(evidence.url)
             except PagetrailError as exc:
                 log.info("candidate %s: %s", evidence.url, exc)
                 return False

@@ -85,7 +85,9 @@ async def moved_site_hosts(ctx: Context, found: Findings) -> list[str]:
         return None if site_of(f"https://{final}/") == site_of(ctx.url) and \
             final == dead_host else final
 
-    order = probe_order(dead_host, named_hosts(found))
+    # Without a web engine nothing else will name the new host: every variant is probed.
+    cap = policy.MOVED_HOST_PROBES if ctx.engines.web else policy.MOVED_HOST_PROBES_NO_WEB
+    order = probe_order(dead_host, named_hosts(found), cap)
     hosts: list[str] = []
     for start in range(0, len(order), policy.MOVED_HOST_WAVE):
         wave = order[start:start + policy.MOVED_HOST_WAVE]
