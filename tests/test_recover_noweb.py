@@ -157,8 +157,9 @@ def test_link_following_fuses_term_overlap_and_url_likeness():
     the moved page's does ("X vs. Coinbase: How Do They Compare?"), with shorter URLs; the
     moved page's URL is the most like the dead one, so it is among the links fetched."""
     from pagetrail.tools.models import Link
+    from pagetrail.tools.policy import LINK_CANDIDATES
     from pagetrail.tools.recovery.context import Budget, DeadURL, Findings
-    from pagetrail.tools.recovery.stages.links import LINK_CANDIDATES, follow_links
+    from pagetrail.tools.recovery.stages.links import follow_links
 
     site = "https://www.money.example"
     dead = f"{site}/coinbase-vs-coinbase-pro-5116733"

@@ -141,7 +141,44 @@ MAX_QUERIES: int = Settings.model_fields["max_queries"].default
 MAX_CANDIDATES: int = Settings.model_fields["max_candidates"].default
 RECOVERY_SECONDS: float = Settings.model_fields["recovery_seconds"].default
 HITS_PER_QUERY = 10  # hits kept of each engine's answer to a query (a first result page)
-FETCH_PER_QUERY = 5  # only the top of each query's list is worth fetching (requests per case)
+# Only the top of each query's list is worth fetching (requests per case). 3 was tried for
+# issue #27 (dev3 requests median 30 → 23) and lost three first answers found at rank 4–5 of
+# the site's own map (dev3 c0108, c0182, c0197); 4 still lost one: kept at 5.
+FETCH_PER_QUERY = 5
+
+# ------------------------------------------------------------------ request economy
+
+# The moved host (`recovery.stages.moved_host`): variants of a gone host probed one after the
+# other, at most this many, stopping at the first that answers. The 16 variants of
+# `urls.host_variants`, probed all at once, cost 27–32 requests each time a recovery probed
+# (docs/evaluation.md "Where the extra cost goes"); the www. twin and the first subdomains
+# come first, and hosts the evidence already names go before them (hand-set, issue #27).
+MOVED_HOST_PROBES = 6
+# ... and every variant when no web engine is configured: then nothing else names the new
+# host (a site moved to its name under another top-level domain, tests/
+# test_recover_weak_search.py; dev3 lost no first answer with the cap of 6 and web search).
+MOVED_HOST_PROBES_NO_WEB = 16
+# ... probed this many at a time (one after the other added ~1 s to a recovery whose
+# variants do not exist; two waves cover the usual subdomains; hand-set, issue #27).
+MOVED_HOST_WAVE = 3
+# A host the evidence names counts as a variant when it carries the dead site's name label
+# (`spiegel.de` → `spiegelhq.de`), for names this long or longer (shorter ones, `ab`, `tv`,
+# match unrelated hosts; hand-set, issue #27).
+MOVED_HOST_NAME_CHARS = 4
+
+# Reading candidates (`recovery.candidates.fetch_candidates`): the first this many of a
+# ranking's pending candidates, in pre-rank order (direct evidence, best search rank), are
+# fetched first; when one of them is the lost page by content (`rank.is_moved` and a title
+# CONFIRM_TITLE alike, no listing) the others are not fetched — the chain stops on it anyway.
+# Otherwise the rest is fetched at once (two waves at most: seconds stay close to one wave).
+# Reading candidates was 41–44 % of a recovery's requests (hand-set, issue #27).
+FIRST_FETCH_WAVE = 4
+# Link-graph targets (`recovery.stages.links`: links on the fetched pages of the dead site
+# and its neighbours, best overlap first) added per round. 5 until issue #27: of the first
+# 100 dev and 80 dev3 recoveries' 412 such fetches 283 were 404s, and the 15 right pages
+# among them were all of rank 1 or 2; 3, not 2, so that a moved page third among a hub's
+# look-alike links is still read (tests/test_recover_noweb.py; hand-set, issue #27).
+LINK_CANDIDATES = 3
 
 # ------------------------------------------------------------------ fitted values
 

@@ -26,6 +26,7 @@ from pagetrail.tools.engines.base import (
 from pagetrail.tools.engines.overlap import rank_listing
 from pagetrail.tools.errors import EngineUnavailable, PagetrailError, UnsupportedContent
 from pagetrail.tools.models import Hit
+from pagetrail.tools.net.fetch import unexplained_proxy_refusals
 from pagetrail.tools.net.urls import host_of, same_url, site_of
 
 log = logging.getLogger(__name__)
@@ -222,7 +223,9 @@ class SiteEngine:
         try:
             # A handful of requests per recovery: interactive, bounded by the per-host
             # concurrency; crawling-grade politeness (1 request/s) is for the scanner.
-            response = await self.fetcher.get(url)
+            # A failure is only "no map": the proxy's refusal need not be explained.
+            with unexplained_proxy_refusals():
+                response = await self.fetcher.get(url)
         except PagetrailError as exc:
             log.debug("site: %s: %s", url, exc)
             return None

@@ -21,6 +21,8 @@ failure kinds and Retry-After (tools.net._faults) and the proxy CONNECT probe
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import json
 import logging
@@ -30,6 +32,7 @@ import re
 import ssl
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
@@ -88,6 +91,7 @@ __all__ = [
     "next_hop",
     "retry_after_seconds",
     "sniff_content_type",
+    "unexplained_proxy_refusals",
     "without_fragment",
 ]
 
@@ -130,6 +134,26 @@ class Response:
     def squid_error(self) -> str | None:
         """The X-Squid-Error header of a proxy's own error answer (e.g. "ERR_DNS_FAIL 0")."""
         return self.headers.get("x-squid-error")
+
+
+# --- a refused CONNECT, unexplained ---------------------------------------------------------
+
+# Whether a CONNECT the proxy refuses is asked again by hand to read its X-Squid-Error
+# (`Fetcher._proxy_answer`: one more request). A caller that only needs "does this host
+# answer?" (the moved-host probes: most variants do not exist) turns it off for its own task.
+_EXPLAIN_PROXY_REFUSAL: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "pagetrail_explain_proxy_refusal", default=True)
+
+
+@contextlib.contextmanager
+def unexplained_proxy_refusals() -> Iterator[None]:
+    """Within this block (and the tasks it starts), a refused CONNECT is a plain failure:
+    one request, not two."""
+    token = _EXPLAIN_PROXY_REFUSAL.set(False)
+    try:
+        yield
+    finally:
+        _EXPLAIN_PROXY_REFUSAL.reset(token)
 
 
 # --- retries ---------------------------------------------------------------------------------
@@ -416,7 +440,8 @@ class Fetcher:
                     return await self._exchange(method, url, headers, limit, body)
             except (httpx.TransportError, TimeoutError) as exc:
                 kind = failure_kind(exc)
-                if kind == "proxy" and isinstance(exc, httpx.ProxyError):
+                if kind == "proxy" and isinstance(exc, httpx.ProxyError) \
+                        and _EXPLAIN_PROXY_REFUSAL.get():
                     answer = await self._proxy_answer(url, exc)
                     if answer is not None:
                         return answer

@@ -52,6 +52,18 @@ def site_gone(check: CheckResult) -> bool:
     return check.verdict == "unreachable" or silent(check) or parked
 
 
+def unreachable_host(check: CheckResult) -> bool:
+    """No HTTP answer from the host at all — it does not resolve, refuses connections or
+    fails TLS (directly or as the proxy reports it) —, so its own map cannot be read either.
+    A redirect loop is an answer: not this."""
+    if check.verdict != "unreachable" or not isinstance(check.evidence, dict):
+        return False
+    error = check.evidence.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    return bool(check.evidence.get("squid_error")) or (
+        check.status is None and code not in ("redirect_loop", "too_many_redirects"))
+
+
 def silent(check: CheckResult) -> bool:
     """The server never answered (a timeout, no status): it may be down for a while or gone
     for good. A server that answers 5xx/429 is there; one that is silent gets a recovery,

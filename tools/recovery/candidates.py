@@ -15,9 +15,16 @@ from pagetrail.tools.content.document import (
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.linkcheck.walls import response_wall
 from pagetrail.tools.models import Candidate
+from pagetrail.tools.net.fetch import unexplained_proxy_refusals
 from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.offload import off_loop
-from pagetrail.tools.ranking.rank import CandidateEvidence, rank_candidates
+from pagetrail.tools.ranking.rank import (
+    CandidateEvidence,
+    Reference,
+    is_moved,
+    rank_candidates,
+    score_candidate,
+)
 from pagetrail.tools.recovery.context import Context, Findings
 
 log = logging.getLogger(__name__)
@@ -52,28 +59,46 @@ def fetch_order(found: Findings) -> list[CandidateEvidence]:
             if key(e)[0] < 9 or key(e)[1] <= found.budget.fetch_per_query]
 
 
+def content_confirms(reference: Reference, evidence: CandidateEvidence) -> bool:
+    """A fetched candidate is the lost page by content (pure): what `chain.confirmed` asks of
+    a top candidate — a verified move (`rank.is_moved`: ≥ 0.9 cosine to the archived copy,
+    the site's own redirect or rule) with a title CONFIRM_TITLE alike — and not a listing."""
+    if evidence.document is None or evidence.listing > 0:
+        return False
+    scores = score_candidate(reference, evidence)
+    return is_moved(scores, reference.has_memento) and \
+        (scores.title_similarity or 0.0) >= policy.CONFIRM_TITLE
+
+
 async def fetch_candidates(ctx: Context, found: Findings) -> None:
+    """Fetch the pending candidates worth a request (`fetch_order`, within the budget): the
+    first policy.FIRST_FETCH_WAVE, then — unless one of them is the lost page by content
+    (`content_confirms`) — the rest."""
     room = found.budget.max_candidates - len(found.fetched)
     todo = fetch_order(found)[: max(0, room)]
     if not todo:
         return
     limit = asyncio.Semaphore(max(1, ctx.settings.concurrency))
+    first, rest = todo[: policy.FIRST_FETCH_WAVE], todo[policy.FIRST_FETCH_WAVE:]
 
-    async def fetch(evidence: CandidateEvidence) -> None:
+    async def fetch(evidence: CandidateEvidence) -> bool:
+        """Fetch one candidate; True when it confirms the lost page (asked only while
+        there are candidates left to spare)."""
         found.fetched.add(normalize_url(evidence.url))
         async with limit:
             try:
-                response = await ctx.fetcher.get(evidence.url)
+                with unexplained_proxy_refusals():  # a failure is only "not read"
+                    response = await ctx.fetcher.get(evidence.url)
             except PagetrailError as exc:
                 log.info("candidate %s: %s", evidence.url, exc)
-                return
+                return False
         if response.status != 200 or not response.is_html:
             evidence.hits.clear()  # a dead or non-page candidate is no answer
-            return
+            return False
         if response_wall(response) is not None:
             # A bot wall or challenge answered 200 (PerimeterX, Imperva): its words are not the
             # page's, so the candidate keeps its search hit but gets no document to rank by.
-            return
+            return False
         # In a thread: extraction is ~50 ms of CPU a page, and the other candidates'
         # transfers (and other recoveries sharing the loop) go on meanwhile.
         document = await off_loop(
@@ -81,7 +106,7 @@ async def fetch_candidates(ctx: Context, found: Findings) -> None:
             content_type=response.headers.get("content-type"), links=False)
         if looks_like_error_page(document):
             evidence.hits.clear()
-            return
+            return False
         evidence.document = document
         # The link graph: pages near the answer link to it (cheap: no text extraction).
         links = extract_links(response.content, response.final_url,
@@ -91,7 +116,10 @@ async def fetch_candidates(ctx: Context, found: Findings) -> None:
         # answer: the ranking weighs it last (policy.listing_degree).
         share = link_share(document.text, links)
         evidence.listing = policy.listing_degree(share.share, share.items)
+        return bool(rest) and await off_loop(content_confirms, ctx.reference, evidence)
 
-    await asyncio.gather(*(fetch(e) for e in todo))
+    confirmed = await asyncio.gather(*(fetch(e) for e in first))
+    if rest and not any(confirmed):
+        await asyncio.gather(*(fetch(e) for e in rest))
     for key in [k for k, e in found.candidates.items() if not e.hits]:
         del found.candidates[key]

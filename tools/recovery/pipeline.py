@@ -211,7 +211,10 @@ def _context(req: Request, found: Findings, check: CheckResult,
     ctx = Context(
         url=req.url, settings=req.settings, fetcher=req.fetcher, budget=found.budget,
         store=req.store, methods=req.methods, reference=gathered.reference, evidence=qe,
-        service=service, engines=Engines.of(engine_set.engines, host_silent=host_silent),
+        # An unreachable host's own map cannot be read: the site engine is not asked for it
+        # (a gone host cost ~6 requests there, each refused CONNECT asked twice; issue #27).
+        service=service, engines=Engines.of(
+            engine_set.engines, host_silent=host_silent or answer.unreachable_host(check)),
         search=SearchContext(dead_url=req.url,
                              after=memento.datetime if memento else req.link_date),
         host_silent=host_silent, site_gone=answer.site_gone(check), site_query=site_query,

@@ -6,6 +6,7 @@ with the evidence."""
 
 from __future__ import annotations
 
+from pagetrail.tools import policy
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.overlap import rank_by_overlap, rank_by_url
 from pagetrail.tools.models import Candidate, Hit
@@ -18,7 +19,6 @@ NEW_HOSTS = 4  # other sites (where top candidates live) whose own map is read, 
 # How deep in the ranking a related page on another site names a site worth listing: an
 # unindexed replacement sits on a site whose other pages rank low (another article of it).
 NEIGHBOUR_DEPTH = 8
-LINK_CANDIDATES = 5  # link-graph targets fetched per round, best overlap first
 
 
 async def plan(ctx: Context, found: Findings) -> Asks:
@@ -82,7 +82,7 @@ def follow_links(found: Findings, query: str, sites: set[str]) -> int:
     fused = {url: reciprocal_rank_fusion(found_ranks) for url, found_ranks in ranks.items()}
     ranked = sorted(fused, key=lambda url: (-fused[url], len(url), url))
     added = 0
-    for rank, url in enumerate(ranked[:LINK_CANDIDATES], 1):
+    for rank, url in enumerate(ranked[:policy.LINK_CANDIDATES], 1):
         if found.add_hit("LINKS", Hit(url=url, rank=rank, engine="links")) is not None:
             added += 1
     return added

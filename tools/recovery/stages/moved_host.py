@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 
+from pagetrail.tools import policy
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.net.fetch import unexplained_proxy_refusals
 from pagetrail.tools.net.urls import host_of, host_variants, site_of
 from pagetrail.tools.recovery.context import Ask, Asks, Context, Findings
 
 NAME = "moved host"
-MAX_SITE_MOVES = 3  # answering variant hosts whose maps are read
 
 
 async def plan(ctx: Context, found: Findings) -> Asks:
@@ -34,21 +35,65 @@ async def settle(ctx: Context, found: Findings) -> int:
     return 0
 
 
+def named_hosts(found: Findings) -> list[str]:
+    """Hosts the evidence gathered so far names (candidates' and archived redirects'
+    addresses), in the order they came."""
+    urls = [e.url for e in found.candidates.values()]
+    urls += [r.target_url for r in found.archived_redirects]
+    return list(dict.fromkeys(h for h in (host_of(u) for u in urls) if h))
+
+
+def _name(host: str) -> str:
+    """The label a site is named by (`www.spiegel.de` → `spiegel`): the one before the
+    top-level domain."""
+    labels = host.split(".")
+    return labels[-2] if len(labels) >= 2 else host
+
+
+def probe_order(dead_host: str, named: list[str],
+                cap: int = policy.MOVED_HOST_PROBES) -> list[str]:
+    """The variants of `dead_host` to probe, at most `cap`, most likely first (pure): the
+    hosts the evidence names that are variants of it or carry its name
+    (`spiegel.de` → `spiegelhq.de`), then `urls.host_variants` in its own order."""
+    variants = host_variants(dead_host)
+    name = _name(site_of(f"https://{dead_host}/"))
+    carries_name = len(name) >= policy.MOVED_HOST_NAME_CHARS
+
+    def kin(host: str) -> bool:
+        return host in variants or (carries_name and name in _name(host))
+
+    first = [h for h in named if h != dead_host and kin(h)]
+    return list(dict.fromkeys(first + variants))[:cap]
+
+
 async def moved_site_hosts(ctx: Context, found: Findings) -> list[str]:
-    """The dead host's variants that answer with a page of their own. One root request each;
-    a variant that redirects counts under its final host."""
+    """The first of the dead host's variants (`probe_order`) that answers with a page of its
+    own. One root request each, policy.MOVED_HOST_WAVE variants at a time, stopping after
+    the first wave in which one answers; a variant that redirects counts under its final host. A variant that does not
+    exist costs one request (the proxy's refusal is not asked to explain itself)."""
+    dead_host = host_of(ctx.url)
+
     async def probe(host: str) -> str | None:
         try:
-            response = await ctx.fetcher.get(f"https://{host}/")
+            with unexplained_proxy_refusals():
+                response = await ctx.fetcher.get(f"https://{host}/")
         except PagetrailError:
             return None
         if response.status != 200 or response.squid_error or not response.is_html:
             return None
         final = host_of(response.final_url or "") or host
         return None if site_of(f"https://{final}/") == site_of(ctx.url) and \
-            final == host_of(ctx.url) else final
+            final == dead_host else final
 
-    found_hosts = await asyncio.gather(*(probe(h) for h in host_variants(host_of(ctx.url))))
-    hosts = list(dict.fromkeys(h for h in found_hosts if h))
-    found.search_evidence["site_moved_to"] = hosts[:MAX_SITE_MOVES]
-    return hosts[:MAX_SITE_MOVES]
+    # Without a web engine nothing else will name the new host: every variant is probed.
+    cap = policy.MOVED_HOST_PROBES if ctx.engines.web else policy.MOVED_HOST_PROBES_NO_WEB
+    order = probe_order(dead_host, named_hosts(found), cap)
+    hosts: list[str] = []
+    for start in range(0, len(order), policy.MOVED_HOST_WAVE):
+        wave = order[start:start + policy.MOVED_HOST_WAVE]
+        answered = [h for h in await asyncio.gather(*(probe(h) for h in wave)) if h]
+        if answered:
+            hosts.append(answered[0])  # the likeliest of the wave
+            break
+    found.search_evidence["site_moved_to"] = hosts
+    return hosts

@@ -1,0 +1,169 @@
+"""Requests a recovery spends (issue #27): the moved host's probes are ordered, capped and
+stop at the first answer; candidates are read in two waves, the second skipped when the
+first holds the lost page by content; a refused CONNECT can be left unexplained."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import pytest
+from stage_fakes import Response, TableEngine, TableFetcher, make_context
+
+from pagetrail.tools import policy
+from pagetrail.tools.content.document import parse_document
+from pagetrail.tools.models import Hit
+from pagetrail.tools.net.fetch import Fetcher, unexplained_proxy_refusals
+from pagetrail.tools.net.urls import host_variants
+from pagetrail.tools.ranking.rank import CandidateEvidence, Reference
+from pagetrail.tools.recovery.candidates import content_confirms, fetch_candidates
+from pagetrail.tools.recovery.stages import moved_host
+from pagetrail.tools.recovery.stages.moved_host import probe_order
+
+DEAD = "https://gardenguide.example/news/solar-farms-double.html"
+
+ARTICLE = (
+    "Solar farms in the northern valley doubled their output this summer after the county "
+    "approved new panels on the old quarry grounds, engineers said on Tuesday. The new "
+    "arrays feed the regional grid and cover the demand of twelve thousand homes, while "
+    "farmers keep grazing sheep between the rows of panels. Critics worry about the roads."
+)
+OTHER = (
+    "The town council met on Monday to discuss the library budget, the parking rules near "
+    "the station and a new bicycle lane along the river; no decision was taken and the "
+    "members agreed to meet again next month after hearing from the shop owners there."
+)
+
+
+def _page(title: str, text: str) -> bytes:
+    return f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>" \
+           f"<p>{text}</p></article></body></html>".encode()
+
+
+# ------------------------------------------------------------------ the moved host
+
+
+def test_probe_order_puts_named_kin_first_and_caps():
+    named = ["gardenguidehq.example", "unrelated.org", "www.gardenguide.example"]
+    order = probe_order("gardenguide.example", named)
+    assert order[:2] == ["gardenguidehq.example", "www.gardenguide.example"]
+    assert "unrelated.org" not in order  # not a variant, not carrying the name
+    assert len(order) == policy.MOVED_HOST_PROBES
+    assert len(host_variants("gardenguide.example")) > policy.MOVED_HOST_PROBES
+
+
+def test_a_short_name_is_not_matched_inside_other_hosts():
+    assert "oldtimer.example" not in probe_order("old.example", ["oldtimer.example"])
+
+
+def test_probing_stops_after_the_first_wave_with_an_answer():
+    """www. and new. both answer: one wave is probed, the likeliest host is kept."""
+    fetcher = TableFetcher({"https://www.gardenguide.example/": Response(),
+                            "https://new.gardenguide.example/": Response()})
+    ctx, found = make_context(DEAD, fetcher=fetcher, site_gone=True)
+    hosts = asyncio.run(moved_host.moved_site_hosts(ctx, found))
+    assert hosts == ["www.gardenguide.example"]
+    assert fetcher.requests == policy.MOVED_HOST_WAVE
+
+
+def test_a_host_the_evidence_names_is_probed_first():
+    fetcher = TableFetcher({"https://gardenguidehq.example/": Response()})
+    ctx, found = make_context(DEAD, fetcher=fetcher, site_gone=True)
+    found.add_hit("REDIRECT", Hit(url="https://gardenguidehq.example/n/solar", rank=1,
+                                  engine="archive"))
+    assert asyncio.run(moved_host.moved_site_hosts(ctx, found)) == ["gardenguidehq.example"]
+    assert fetcher.requests == policy.MOVED_HOST_WAVE
+
+
+def test_no_answer_costs_at_most_the_cap():
+    fetcher = TableFetcher({})
+    ctx, found = make_context(DEAD, fetcher=fetcher, site_gone=True,
+                              engines=[TableEngine("websearch")])
+    assert asyncio.run(moved_host.moved_site_hosts(ctx, found)) == []
+    assert fetcher.requests == policy.MOVED_HOST_PROBES
+
+
+def test_unexplained_proxy_refusals_is_scoped():
+    from pagetrail.tools.net import fetch
+
+    assert fetch._EXPLAIN_PROXY_REFUSAL.get() is True
+    with unexplained_proxy_refusals():
+        assert fetch._EXPLAIN_PROXY_REFUSAL.get() is False
+    assert fetch._EXPLAIN_PROXY_REFUSAL.get() is True
+
+
+@pytest.mark.testbed
+async def test_a_refused_connect_costs_one_request_when_unexplained(testbed_settings, tiny_world):
+    async with Fetcher(testbed_settings) as f:
+        with unexplained_proxy_refusals():
+            before = f.requests
+            with pytest.raises(Exception):  # noqa: B017 - any fetch failure will do
+                await f.get(tiny_world.nxdomain_url)
+            assert f.requests - before == 1
+        before = f.requests
+        explained = await f.get(tiny_world.nxdomain_url)
+        assert explained.squid_error and f.requests - before == 2
+
+
+# ------------------------------------------------------------------ reading candidates
+
+
+def _with_memento(ctx):
+    memento = parse_document(_page("Solar farms double", ARTICLE), DEAD)
+    return dataclasses.replace(ctx, reference=Reference(dead_url=ctx.url, memento=memento,
+                                                        lang="en"))
+
+
+def _candidates(found, urls):
+    for i, url in enumerate(urls):  # each the first hit of its own engine: one pre-rank tie
+        found.add_hit("TI", Hit(url=url, title="x", rank=1, engine=f"engine{i}"))
+
+
+URLS = [f"https://gardenguide.example/n/{i}" for i in range(7)]
+
+
+def test_the_second_wave_is_skipped_when_the_first_holds_the_page():
+    pages = {u: Response(content=_page(f"Council {i}", OTHER)) for i, u in enumerate(URLS)}
+    pages[URLS[1]] = Response(content=_page("Solar farms double", ARTICLE))
+    fetcher = TableFetcher(pages)
+    ctx, found = make_context(DEAD, fetcher=fetcher)
+    ctx = _with_memento(ctx)
+    _candidates(found, URLS)
+    asyncio.run(fetch_candidates(ctx, found))
+    assert fetcher.requests == policy.FIRST_FETCH_WAVE
+    assert len(found.fetched) == policy.FIRST_FETCH_WAVE  # the others stay for a later rank
+
+
+def test_without_a_confirmed_page_every_candidate_is_read():
+    pages = {u: Response(content=_page(f"Council {i}", OTHER)) for i, u in enumerate(URLS)}
+    pages[URLS[5]] = Response(content=_page("Solar farms double", ARTICLE))  # second wave
+    fetcher = TableFetcher(pages)
+    ctx, found = make_context(DEAD, fetcher=fetcher)
+    ctx = _with_memento(ctx)
+    _candidates(found, URLS)
+    asyncio.run(fetch_candidates(ctx, found))
+    assert fetcher.requests == len(URLS)
+    assert found.candidates[next(k for k in found.candidates if k.endswith("/n/5"))].document
+
+
+def test_a_listing_quoting_the_article_confirms_nothing():
+    """A page weighed as a list of links (listing degree > 0) never stops the reading, even
+    with the article's very text; the same page as an article does."""
+    ctx, _found = make_context(DEAD)
+    ctx = _with_memento(ctx)
+    page = CandidateEvidence(url=URLS[0], document=parse_document(
+        _page("Solar farms double", ARTICLE), URLS[0]))
+    assert content_confirms(ctx.reference, page)
+    page.listing = 0.5
+    assert not content_confirms(ctx.reference, page)
+    other = CandidateEvidence(url=URLS[1], document=parse_document(
+        _page("Council", OTHER), URLS[1]))
+    assert not content_confirms(ctx.reference, other)
+
+
+def test_without_web_search_every_variant_is_probed():
+    fetcher = TableFetcher({})
+    ctx, found = make_context(DEAD, fetcher=fetcher, site_gone=True)  # no web engine
+    assert not ctx.engines.web
+    asyncio.run(moved_host.moved_site_hosts(ctx, found))
+    assert fetcher.requests == len(host_variants("gardenguide.example"))
