@@ -16,7 +16,7 @@ from pagetrail.tools.models import Hit
 from pagetrail.tools.net.fetch import Fetcher, unexplained_proxy_refusals
 from pagetrail.tools.net.urls import host_variants
 from pagetrail.tools.ranking.rank import CandidateEvidence, Reference
-from pagetrail.tools.recovery.candidates import content_confirms, fetch_candidates
+from pagetrail.tools.recovery.candidates import content_confirms, fetch_candidates, verify_top
 from pagetrail.tools.recovery.stages import moved_host
 from pagetrail.tools.recovery.stages.moved_host import probe_order
 
@@ -159,6 +159,43 @@ def test_a_listing_quoting_the_article_confirms_nothing():
     other = CandidateEvidence(url=URLS[1], document=parse_document(
         _page("Council", OTHER), URLS[1]))
     assert not content_confirms(ctx.reference, other)
+
+
+def _ranked_unread(pages):
+    """Two candidates ranked on their URLs alone (nothing fetched): the look-alike first."""
+    from pagetrail.tools.ranking.rank import rank_candidates
+
+    fetcher = TableFetcher(pages)
+    ctx, found = make_context(DEAD, fetcher=fetcher)
+    lookalike = "https://gardenguide.example/news/solar-farms-double.htm"
+    other = "https://gardenguide.example/energy/solar-power-news"
+    found.add_hit("URL", Hit(url=lookalike, title="", rank=1, engine="site"))
+    found.add_hit("URL", Hit(url=other, title="", rank=2, engine="site"))
+    found.ranked = rank_candidates(ctx.reference, list(found.candidates.values()))
+    assert found.ranked[0].url == lookalike
+    return ctx, found, fetcher, lookalike, other
+
+
+def test_an_unread_top_candidate_is_read_before_it_is_the_answer():
+    lookalike = "https://gardenguide.example/news/solar-farms-double.htm"
+    pages = {lookalike: Response(status=404)}
+    pages["https://gardenguide.example/energy/solar-power-news"] = Response(
+        content=_page("Solar farms double", ARTICLE))
+    ctx, found, fetcher, lookalike, other = _ranked_unread(pages)
+    ranked = asyncio.run(verify_top(ctx, found))
+    assert [c.url for c in ranked] == [other]  # the 404 is gone, the next one was read too
+    assert fetcher.requests == 2
+    assert found.candidates[next(iter(found.candidates))].document is not None
+
+
+def test_a_read_top_candidate_costs_nothing_more():
+    lookalike = "https://gardenguide.example/news/solar-farms-double.htm"
+    ctx, found, fetcher, lookalike, _other = _ranked_unread(
+        {lookalike: Response(content=_page("Solar farms double", ARTICLE))})
+    asyncio.run(verify_top(ctx, found))
+    assert found.ranked[0].url == lookalike and fetcher.requests == 1
+    asyncio.run(verify_top(ctx, found))  # read already: nothing to do
+    assert fetcher.requests == 1
 
 
 def test_without_web_search_every_variant_is_probed():

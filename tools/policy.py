@@ -179,6 +179,11 @@ FIRST_FETCH_WAVE = 4
 # among them were all of rank 1 or 2; 3, not 2, so that a moved page third among a hub's
 # look-alike links is still read (tests/test_recover_noweb.py; hand-set, issue #27).
 LINK_CANDIDATES = 3
+# The first answer is a page that was read: a top candidate left unfetched (by the budget
+# or the fetch order: only its URL or a snippet ranked it) is read before the answer, and
+# the ranking redone, at most this many times (`recovery.candidates.verify_top`). A page
+# that answers 404 is never offered on its looks (issue #27).
+VERIFY_TOP = 3
 
 # ------------------------------------------------------------------ fitted values
 

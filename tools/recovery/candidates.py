@@ -80,46 +80,72 @@ async def fetch_candidates(ctx: Context, found: Findings) -> None:
         return
     limit = asyncio.Semaphore(max(1, ctx.settings.concurrency))
     first, rest = todo[: policy.FIRST_FETCH_WAVE], todo[policy.FIRST_FETCH_WAVE:]
+    await asyncio.gather(*(read(ctx, found, e, limit) for e in first))
+    if rest and not await off_loop(_any_confirms, ctx.reference, first):
+        await asyncio.gather(*(read(ctx, found, e, limit) for e in rest))
+    _drop_dead(found)
 
-    async def fetch(evidence: CandidateEvidence) -> bool:
-        """Fetch one candidate; True when it confirms the lost page (asked only while
-        there are candidates left to spare)."""
-        found.fetched.add(normalize_url(evidence.url))
-        async with limit:
-            try:
-                with unexplained_proxy_refusals():  # a failure is only "not read"
-                    response = await ctx.fetcher.get(evidence.url)
-            except PagetrailError as exc:
-                log.info("candidate %s: %s", evidence.url, exc)
-                return False
-        if response.status != 200 or not response.is_html:
-            evidence.hits.clear()  # a dead or non-page candidate is no answer
-            return False
-        if response_wall(response) is not None:
-            # A bot wall or challenge answered 200 (PerimeterX, Imperva): its words are not the
-            # page's, so the candidate keeps its search hit but gets no document to rank by.
-            return False
-        # In a thread: extraction is ~50 ms of CPU a page, and the other candidates'
-        # transfers (and other recoveries sharing the loop) go on meanwhile.
-        document = await off_loop(
-            parse_document, response.content, response.final_url,
-            content_type=response.headers.get("content-type"), links=False)
-        if looks_like_error_page(document):
-            evidence.hits.clear()
-            return False
-        evidence.document = document
-        # The link graph: pages near the answer link to it (cheap: no text extraction).
-        links = extract_links(response.content, response.final_url,
-                              content_type=response.headers.get("content-type"))
-        found.outlinks[normalize_url(evidence.url)] = links
-        # A page that is mostly links to other pages (a tag or section page) is rarely the
-        # answer: the ranking weighs it last (policy.listing_degree).
-        share = link_share(document.text, links)
-        evidence.listing = policy.listing_degree(share.share, share.items)
-        return bool(rest) and await off_loop(content_confirms, ctx.reference, evidence)
 
-    confirmed = await asyncio.gather(*(fetch(e) for e in first))
-    if rest and not any(confirmed):
-        await asyncio.gather(*(fetch(e) for e in rest))
+def _any_confirms(reference: Reference, evidences: list[CandidateEvidence]) -> bool:
+    return any(content_confirms(reference, e) for e in evidences)
+
+
+def _drop_dead(found: Findings) -> None:
     for key in [k for k, e in found.candidates.items() if not e.hits]:
         del found.candidates[key]
+
+
+async def verify_top(ctx: Context, found: Findings) -> list[Candidate]:
+    """The first answer is a page that was read: while the top live candidate was never
+    fetched (the budget or the fetch order left it out, and its URL or a search snippet
+    ranked it), read it and rank again — at most policy.VERIFY_TOP times. A page that
+    answers 404 is then dropped instead of being offered on its looks."""
+    for _ in range(policy.VERIFY_TOP):
+        top = next((c for c in found.ranked if c.kind != "archived"), None)
+        key = normalize_url(top.url) if top is not None else ""
+        evidence = found.candidates.get(key)
+        if evidence is None or normalize_url(evidence.url) in found.fetched:
+            break
+        await read(ctx, found, evidence, asyncio.Semaphore(1))
+        _drop_dead(found)
+        found.ranked = await off_loop(rank_candidates, ctx.reference,
+                                      list(found.candidates.values()))
+    return found.ranked
+
+
+async def read(ctx: Context, found: Findings, evidence: CandidateEvidence,
+               limit: asyncio.Semaphore) -> None:
+    """Fetch one candidate and keep what it says: its document, its links, how much it is a
+    list of links; a dead or non-page candidate loses its hits (no answer)."""
+    found.fetched.add(normalize_url(evidence.url))
+    async with limit:
+        try:
+            with unexplained_proxy_refusals():  # a failure is only "not read"
+                response = await ctx.fetcher.get(evidence.url)
+        except PagetrailError as exc:
+            log.info("candidate %s: %s", evidence.url, exc)
+            return
+    if response.status != 200 or not response.is_html:
+        evidence.hits.clear()  # a dead or non-page candidate is no answer
+        return
+    if response_wall(response) is not None:
+        # A bot wall or challenge answered 200 (PerimeterX, Imperva): its words are not the
+        # page's, so the candidate keeps its search hit but gets no document to rank by.
+        return
+    # In a thread: extraction is ~50 ms of CPU a page, and the other candidates'
+    # transfers (and other recoveries sharing the loop) go on meanwhile.
+    document = await off_loop(
+        parse_document, response.content, response.final_url,
+        content_type=response.headers.get("content-type"), links=False)
+    if looks_like_error_page(document):
+        evidence.hits.clear()
+        return
+    evidence.document = document
+    # The link graph: pages near the answer link to it (cheap: no text extraction).
+    links = extract_links(response.content, response.final_url,
+                          content_type=response.headers.get("content-type"))
+    found.outlinks[normalize_url(evidence.url)] = links
+    # A page that is mostly links to other pages (a tag or section page) is rarely the
+    # answer: the ranking weighs it last (policy.listing_degree).
+    share = link_share(document.text, links)
+    evidence.listing = policy.listing_degree(share.share, share.items)

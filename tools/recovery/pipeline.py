@@ -32,7 +32,7 @@ from pagetrail.tools.net.urls import normalize_url, validate_url
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.ranking.rank import Reference
 from pagetrail.tools.recovery import answer, chain, link_evidence, memory
-from pagetrail.tools.recovery.candidates import rank
+from pagetrail.tools.recovery.candidates import rank, verify_top
 from pagetrail.tools.recovery.context import (
     Budget,
     Context,
@@ -232,7 +232,8 @@ async def _search(ctx: Context, found: Findings, service: SearchService) -> list
             service.deadline = time.monotonic() + found.budget.seconds
             await answer_sites.remembered(ctx.url, ctx.store, ctx.methods, found)
             try:
-                return await chain.search(ctx, found)
+                await chain.search(ctx, found)
+                return await verify_top(ctx, found)
             finally:
                 _search_figures(ctx, service, found)
     except TimeoutError:
