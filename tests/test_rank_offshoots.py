@@ -20,6 +20,7 @@ DEAD = "https://news.example.org/2019/11/solar-farms-double-in-a-year/"
     "https://news.example.org/2019/11/solar-farms-double-in-a-year-second-look/",
     "https://www.news.example.org/2019/11/solar-farms-double-in-a-year-update-2024/",
     "https://news.example.org/2019/11/solar-farms-double-in-a-year/comments/",
+    "https://news.example.org/2019/11/solar-farms-double-in-a-year-2024/",  # an edition
     "http://news.example.org/2019/11/solar-farms-double-in-a-year_nachtrag.html",
 ])
 def test_the_dead_address_plus_words_on_its_site_is_an_offshoot(url):
@@ -28,6 +29,7 @@ def test_the_dead_address_plus_words_on_its_site_is_an_offshoot(url):
 
 @pytest.mark.parametrize("url", [
     "https://news.example.org/2019/11/solar-farms-double-in-a-year-2/",  # a slug taken twice
+    "https://news.example.org/2019/11/solar-farms-double-in-a-year-12.html",
     "https://news.example.org/2019/11/solar-farms-double-in-a-year.html",  # an extension
     "https://news.example.org/2019/11/solar-farms-double-in-a-years/",  # another slug
     "https://news.example.org/energy/solar-farms-double/",  # moved and shortened

@@ -6,8 +6,9 @@ On the dead page's own site, a live page whose address is the dead address plus 
 update, a page under it — not the page itself moved: a site that moves a page keeps its slug,
 shortens it or moves it elsewhere; it does not lengthen it. Its address looks more like the
 dead one than the real answer's does, so without a penalty it wins on looks alone. Not an
-offshoot: a number alone appended (`story-2`: a CMS's answer to a slug taken twice, often
-the page re-published), another host's page (a republisher keeps the slug and adds its id).
+offshoot: a small number alone appended (`story-2`: a CMS's answer to a slug taken twice,
+often the page re-published; a year, `story-2024`, is an edition), another host's page (a
+republisher keeps the slug and adds its id).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from pagetrail.tools.net.urls import site_of
 
 # A file extension a site may add or change when it moves pages (.html → .php).
 _EXTENSION = re.compile(r"\.(?:s?html?|php\d?|aspx?|jsp|cfm|cgi)$", re.IGNORECASE)
-_WORD = re.compile(r"[^\W\d_]{2,}")  # two letters or more: a word, not an id or a number
+# What makes the added part another page's name: a word (two letters or more) or a number
+# of three digits or more (a year, an id); `-2`, `-7` are a CMS's duplicate-slug suffixes.
+_NAMING = re.compile(r"[^\W\d_]{2,}|(?<!\d)\d{3,}")
 
 
 def _stem(path: str) -> str:
@@ -28,7 +31,7 @@ def _stem(path: str) -> str:
 
 def is_offshoot(dead_url: str, candidate_url: str) -> bool:
     """True when `candidate_url`, on the dead URL's site, is the dead address (extension and
-    trailing slash aside) followed by a separator and at least one word."""
+    trailing slash aside) followed by a separator and at least one word or long number."""
     try:
         dead, candidate = urlsplit(dead_url), urlsplit(candidate_url)
     except ValueError:
@@ -45,4 +48,4 @@ def is_offshoot(dead_url: str, candidate_url: str) -> bool:
         return False
     if stem[len(dead_stem)].isalnum():  # the dead slug's last word continues: another slug
         return False
-    return _WORD.search(stem[len(dead_stem):]) is not None
+    return _NAMING.search(stem[len(dead_stem):]) is not None
