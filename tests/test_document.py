@@ -159,6 +159,25 @@ def test_error_page_detection():
     assert looks_like_error_page(notfound) and looks_like_error_page(german)
 
 
+@pytest.mark.parametrize(("title", "error"), [
+    ("404", True), ("404 | Example News", True), ("Oops – 410", True), ("Page 404", True),
+    ("Example - 404 Not Found", True), ("HTTP 410 error", True),
+    ("PEP 404 – Python 2.8 Un-release Schedule", False), ("Peugeot 404 for sale", False),
+    ("Route 410: a road trip through the valley", False),
+])
+def test_an_error_code_is_a_whole_title_segment_not_a_number_in_a_name(title, error):
+    from pagetrail.tools.content.document import title_says_error
+    from pagetrail.tools.ranking.rank import error_page_reason
+
+    assert title_says_error(title) is error
+    body = "".join(f"<p>Paragraph {i} of a page about the schedule and its history.</p>"
+                   for i in range(40))
+    page = parse_document(f"<title>{title}</title><article>{body}</article>",
+                          "https://s.example/z")
+    assert looks_like_error_page(page) is error
+    assert (error_page_reason(page) == "error_page") is error
+
+
 def test_real_article_is_not_error_page(docs):
     assert not any(looks_like_error_page(doc) for doc in docs.values())
 

@@ -54,7 +54,7 @@ _LANG = re.compile(r"^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{1,8})*$")
 
 # Words in titles and short pages that mark an error page (soft 404), several languages.
 _NOT_FOUND = re.compile(
-    r"\b(?:404|410|not\s+found|page\s+(?:does\s+not|doesn'?t)\s+exist|no\s+longer\s+(?:available|exists)"
+    r"\b(?:not\s+found|page\s+(?:does\s+not|doesn'?t)\s+exist|no\s+longer\s+(?:available|exists)"
     r"|page\s+(?:cannot|could\s+not|can'?t)\s+be\s+found|nicht\s+gefunden|existiert\s+nicht"
     r"|nicht\s+(?:mehr\s+)?verfügbar|seite\s+nicht|page\s+introuvable|n'existe\s+pas"
     r"|página\s+no\s+encontrada|no\s+se\s+encuentra|pagina\s+non\s+trovata|niet\s+gevonden"
@@ -522,12 +522,34 @@ def link_context(doc_html: bytes | str, target_url: str, *, page_url: str = "",
     return max(links, key=lambda link: (len(link.anchor), len(link.context)))
 
 
+# An error status code (in a short page), and one that is a whole title segment ("404",
+# "Page 404", "HTTP 410 error").
+_ERROR_STATUS = re.compile(r"\b(?:404|410)\b")
+_ERROR_SEGMENT = re.compile(
+    r"(?:(?:page|error|http|status|code|fehler|erreur)\s*)?(?:404|410)(?:\s*error)?", re.I)
+# What separates a title's segments ("404 | Example News", "Example – 404").
+_TITLE_SEGMENTS = re.compile(r"\s+[|\-–—:·•»]\s+|\s*[|–—·•»]\s*")
+
+
+def title_says_error(title: str) -> bool:
+    """Not-found wording in a title, or an error code that is a whole segment of it ("404",
+    "404 | Example News", "Oops – 410"). A code inside a name is not one: "PEP 404 – Python
+    2.8 Un-release Schedule", "Peugeot 404 for sale" are pages (#27: a moved PEP was taken
+    for a not-found page by its number)."""
+    if _NOT_FOUND.search(title):
+        return True
+    return any(_ERROR_SEGMENT.fullmatch(segment.strip(" .!"))
+               for segment in _TITLE_SEGMENTS.split(title))
+
+
 def looks_like_error_page(document: Document) -> bool:
-    """Soft-404 evidence in content: not-found wording in the title, or in a short page."""
-    if _NOT_FOUND.search(document.title) or _NOT_FOUND.search(document.raw_title):
+    """Soft-404 evidence in content: not-found wording (or a lone error code) in the title,
+    or not-found wording or an error code in a short page."""
+    if title_says_error(document.title) or title_says_error(document.raw_title):
         return True
     words = document.text.split()
-    return len(words) < 120 and bool(_NOT_FOUND.search(" ".join(words[:120])))
+    start = " ".join(words[:120])
+    return len(words) < 120 and bool(_NOT_FOUND.search(start) or _ERROR_STATUS.search(start))
 
 
 # A listing item's link text is a headline: a few words at least (menu items are shorter).

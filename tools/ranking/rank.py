@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from pagetrail.tools import policy
+from pagetrail.tools.content.document import title_says_error
 from pagetrail.tools.content.similarity import (
     ReferenceModel,
     Smoothing,
@@ -321,14 +322,15 @@ def exact_url_key(url: str) -> str:
 def error_page_reason(document: Document) -> str | None:
     """"error_page" or "parked" when a page (candidate or archived copy) is not content."""
     title = document.title or ""
-    if _ERROR_CODE.search(title) or _says(title, NOT_FOUND_PHRASES):
+    if title_says_error(title) or _says(title, NOT_FOUND_PHRASES):
         return "error_page"
     # Error and parking pages are short; a long article may well say "not found".
     if len(document.text) < SHORT_PAGE_CHARS:
         page = f"{title} {document.text}"
         if _says(page, PARKED_PHRASES):
             return "parked"
-        if _ERROR_CODE.search(page) or _says(page, NOT_FOUND_PHRASES):
+        # The title was judged above: a code in it is a name's number unless it stands alone.
+        if _ERROR_CODE.search(document.text) or _says(page, NOT_FOUND_PHRASES):
             return "error_page"
     return None
 
