@@ -98,6 +98,27 @@ CONFIRM_TITLE = 0.8
 CONFIRM_CONFIDENCE = 0.9
 CONFIRM_MARGIN = 0.3
 
+# ------------------------------------------------------------------ URL names (slug runs)
+
+# `similarity.slug_match` compares the dead URL's name (its slug) with every place a candidate
+# URL can carry it (path segments, query values): numbers are dropped on both sides when the
+# words left still spell this many letters (a slug that is only an id, 'd-161500790', keeps
+# its number). Hand-set: the shortest slug that names a page by its words (as
+# siblings.MIN_SLUG_LETTERS, 6, less the 2 of a one-letter prefix) (#27, proposal 4).
+SLUG_NAME_LETTERS = 4
+# A candidate's name that is a leading run of the dead slug, cut there (a truncated slug:
+# CMS length limits cut 'key-moments-from-kurt-volkers-and-tim' to 'key-moments-from-kurt-volker')
+# counts as the whole slug from this many tokens on; shorter prefixes name a topic, not a
+# page. Hand-set (#27, proposal 4).
+MIN_TRUNCATED_RUN = 3
+# A word cut by such a truncation ('volker' of 'volkers') still matches from this many
+# letters. Hand-set: the shortest cut seen ('tut' of 'tuts').
+MIN_CUT_WORD = 3
+# A folder (a path segment followed by another one) carries the page's name only when it
+# repeats at least this many consecutive slug tokens: one shared word is what a tag or
+# section folder shares with every story in it. Hand-set (#27, proposal 4).
+MIN_FOLDER_RUN = 2
+
 # ------------------------------------------------------------------ where answers live
 
 # An answer this sure teaches where answers live (store.elsewhere): below RECOMMEND_AT,
