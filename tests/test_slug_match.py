@@ -67,11 +67,12 @@ def test_a_short_prefix_or_a_cut_inside_a_run_is_no_truncation() -> None:
     assert longest_run(("bread", "bakers", "guide"), ("bread", "baker", "guide"))[0] == 1
 
 
-def test_a_folder_carries_a_name_only_with_two_consecutive_words() -> None:
-    carriers = url_carriers("https://news.example/story/other-thing")
-    assert carriers == ((("story",), True), (("other", "thing"), False))
-    assert slug_match(("big", "story"), carriers) == (0.0, 0)
-    assert slug_match(("my", "story"), url_carriers("https://n.example/my-story/2/"))[0] == 1.0
+def test_a_folder_named_like_the_dead_page_carries_no_name() -> None:
+    carriers = url_carriers("https://news.example/my-story/page-61537.html")
+    assert carriers == ((("my", "story"), True), (("page", "61537"), False))
+    assert slug_match(("my", "story"), carriers) == (0.0, 0)
+    # a trailing stop word or number is no page of its own: the folder is the name
+    assert slug_match(("my", "story"), url_carriers("https://n.example/my-story/index.html"))[0] == 1.0
 
 
 def test_listing_ranked_by_url_prefers_the_moved_name() -> None:

@@ -114,10 +114,17 @@ MIN_TRUNCATED_RUN = 3
 # A word cut by such a truncation ('volker' of 'volkers') still matches from this many
 # letters. Hand-set: the shortest cut seen ('tut' of 'tuts').
 MIN_CUT_WORD = 3
-# A folder (a path segment followed by another one) carries the page's name only when it
-# repeats at least this many consecutive slug tokens: one shared word is what a tag or
-# section folder shares with every story in it. Hand-set (#27, proposal 4).
-MIN_FOLDER_RUN = 2
+
+# Siblings' live redirects (`recovery.sibling_redirects`, #27 proposal 5): for a URL-only
+# link, or one nothing was found for yet, this many pages of the dead URL's folder are
+# checked live (one request each, once a folder: the redirects are kept as moves), and
+# their rule is applied to the dead URL when every redirect found — at least this many —
+# follows it. One is enough: a site's redirect map misses pages (the dead one, and on dev3
+# two of three archived siblings answer 404), the rule must rebuild the dead URL from its
+# own name (a redirect to the home page proposes nothing), and the proposal is only a
+# candidate, fetched and ranked like any other. Hand-set: the issue's bound on the cost.
+MAX_SIBLING_CHECKS = 3
+MIN_SIBLING_REDIRECTS = 1
 
 # ------------------------------------------------------------------ where answers live
 

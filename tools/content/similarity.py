@@ -495,14 +495,13 @@ def name_match(name: Sequence[str], carrier: Sequence[str]) -> tuple[float, int]
 
 def slug_match(name: Sequence[str], carriers: Iterable[tuple[Name, bool]]) -> tuple[float, int]:
     """The best `name_match` of the dead URL's name over a candidate URL's carriers
-    (`url_carriers`); a folder counts only with a run of policy.MIN_FOLDER_RUN tokens.
+    (`url_carriers`) other than its folders: a page under a folder named like the dead page
+    is a part or a child of it, not the page.
     /a/my-story ≈ /a/index.php?p=15691-my-story ≈ /81406-my-story/ ≈ /archive/my-story.html."""
     best = (0.0, 0)
     for carrier, folder in carriers:
-        score, run = name_match(name, carrier)
-        if folder and run < policy.MIN_FOLDER_RUN:
-            continue
-        best = max(best, (score, run))
+        if not folder:
+            best = max(best, name_match(name, carrier))
     return best
 
 
