@@ -87,3 +87,13 @@ def test_the_siblings_redirects_are_kept_so_the_folder_is_checked_once(store) ->
     asyncio.run(siblings.plan(ctx, found))
     assert fetcher.requests == 3  # the kept redirects answered
     assert "https://specs.lab.example/spec-0500/" in {e.url for e in found.candidates.values()}
+
+
+def test_a_sibling_still_at_its_address_ends_the_checks() -> None:
+    mapper, fetcher = _site()
+    first = next(iter(MOVED))
+    fetcher.pages[first] = Response(status=200)  # the folder did not move
+    ctx, found = make_context(DEAD, engines=[mapper], fetcher=fetcher)
+    asyncio.run(siblings.plan(ctx, found))
+    assert fetcher.requests == 1
+    assert "https://specs.lab.example/spec-0404/" not in {e.url for e in found.candidates.values()}

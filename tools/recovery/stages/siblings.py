@@ -11,7 +11,6 @@ folder is checked once and later links of the site learn the rule (`direct`)."""
 
 from __future__ import annotations
 
-import asyncio
 from urllib.parse import urljoin
 
 from pagetrail.tools.engines.site import site_origin
@@ -74,16 +73,30 @@ async def _listed_pages(ctx: Context) -> list[str]:
     return urls
 
 
-async def _check(ctx: Context, url: str) -> tuple[str, str] | None:
-    """(sibling, where it redirects) when it answers with a redirect; one request."""
+async def _check(ctx: Context, url: str) -> tuple[int, str]:
+    """(status, where it redirects or "") of one sibling; one request (status 0: failed)."""
     try:
         response = await ctx.fetcher.get(url, follow_redirects=False)
     except PagetrailError:
-        return None
-    location = response.headers.get("location")
+        return 0, ""
+    location = response.headers.get("location") or ""
     if response.status not in REDIRECT_STATUSES or not location:
-        return None
-    return url, urljoin(url, location)
+        return response.status, ""
+    return response.status, urljoin(url, location)
+
+
+async def _redirects(ctx: Context, siblings: list[str]) -> list[tuple[str, str]]:
+    """The siblings' redirects, checked one after the other: a sibling still served at its
+    own address (200) says the folder did not move, and ends the checks (most folders: one
+    request); a missing one (404, a failure) says nothing, the next is checked."""
+    redirects: list[tuple[str, str]] = []
+    for url in siblings:
+        status, target = await _check(ctx, url)
+        if target:
+            redirects.append((url, target))
+        elif 200 <= status < 300:
+            break
+    return redirects
 
 
 async def _sibling_redirects(ctx: Context, found: Findings) -> int:
@@ -103,9 +116,7 @@ async def _sibling_redirects(ctx: Context, found: Findings) -> int:
         redirects = [(m.old_url, m.new_url) for m in known
                      if m.source == MOVE_SOURCE and directory(m.old_url) == folder]
     if not redirects:
-        siblings = pick_siblings(ctx.url, await _listed_pages(ctx))
-        checked = await asyncio.gather(*(_check(ctx, url) for url in siblings))
-        redirects = [pair for pair in checked if pair is not None]
+        redirects = await _redirects(ctx, pick_siblings(ctx.url, await _listed_pages(ctx)))
         if ctx.store is not None:
             for old, new in redirects:
                 await memory.stored(found.failures, "recording a sibling's redirect", None,
