@@ -336,3 +336,45 @@ async def test_verify_proposals_fetches_and_compares(site: str) -> None:
     assert [v.ok for v in checked] == [True, False, False]
     assert checked[1].status == 404
     assert checked[0].similarity is not None and checked[0].similarity > checked[2].similarity  # type: ignore[operator]
+
+
+# ---------------------------------------------------------------- names moved inside a segment or a query
+
+
+def test_a_slug_moved_into_a_path_parameter_is_learned_from_two_siblings() -> None:
+    # A shape no development world has: the slug inside a path parameter (;id=).
+    known = moves(
+        ("https://shop.example/guides/pick-a-tent.html",
+         "https://shop.example/guides/view;id=pick-a-tent"),
+        ("https://shop.example/guides/dry-your-boots.html",
+         "https://shop.example/guides/view;id=dry-your-boots"),
+    )
+    inference = infer_aliases(known, "https://shop.example/guides/pack-light.html")
+    assert inference.proposals
+    top = inference.proposals[0]
+    assert top.url == "https://shop.example/guides/view;id=pack-light"
+    assert top.support == 2
+
+
+def test_one_move_into_a_path_parameter_is_not_trusted_alone() -> None:
+    known = moves(("https://shop.example/guides/pick-a-tent.html",
+                   "https://shop.example/guides/view;id=pick-a-tent"))
+    assert best_url(known, "https://shop.example/guides/pack-light.html") is None
+
+
+def test_a_slug_moved_into_a_query_on_a_new_host_drops_its_extension() -> None:
+    known = moves(
+        ("https://www.paper.example/print/d-1001.html",
+         "https://www.paperhq.example/print/article.php?beitrag=d-1001"),
+        ("https://www.paper.example/print/d-2002.html",
+         "https://www.paperhq.example/print/article.php?beitrag=d-2002"),
+    )
+    dead = "https://www.paper.example/print/d-3003.html"
+    want = "https://www.paperhq.example/print/article.php?beitrag=d-3003"
+    # Two siblings: proposed first (to be fetched and ranked), not yet trusted unseen...
+    top = infer_aliases(known, dead).proposals[0]
+    assert (top.url, top.support, top.confident) == (want, 2, False)
+    # ...a third makes the rule sure.
+    known.append(KnownMove("https://www.paper.example/print/d-4004.html",
+                           "https://www.paperhq.example/print/article.php?beitrag=d-4004"))
+    assert best_url(known, dead) == want

@@ -32,3 +32,17 @@ def test_nothing_to_transplant():
     assert transplants("https://www.science.example/read/old-article.html", siblings) == []
     assert transplants("https://www.science.example/page?id=3", siblings) == []
     assert transplants("not a url", siblings) == []
+
+
+def test_a_number_part_goes_where_the_folders_siblings_have_none():
+    siblings = ["https://film.example/2019/11/about-bugs/",
+                "https://film.example/2019/11/winda-w-chmurach/",
+                "https://film.example/2019/04/best-films-1202126991/"]
+    # the dead page's own folder, restyled like its siblings: no number part
+    assert transplants("https://film.example/2019/11/wild-rose-best-song-1202189233/",
+                       siblings) == ["https://film.example/2019/11/wild-rose-best-song/",
+                                     "https://film.example/2019/04/wild-rose-best-song-1202189233/"]
+    # one sibling shows no style; a folder whose siblings carry numbers keeps them
+    assert transplants("https://film.example/2019/04/wild-rose-best-song-1202189233/",
+                       siblings[:1] + siblings[2:]) == [
+        "https://film.example/2019/11/wild-rose-best-song-1202189233/"]

@@ -107,6 +107,34 @@ CONFIRM_TITLE = 0.8
 CONFIRM_CONFIDENCE = 0.9
 CONFIRM_MARGIN = 0.3
 
+# ------------------------------------------------------------------ URL names (slug runs)
+
+# `similarity.slug_match` compares the dead URL's name (its slug) with every place a candidate
+# URL can carry it (path segments, query values): numbers are dropped on both sides when the
+# words left still spell this many letters (a slug that is only an id, 'd-161500790', keeps
+# its number). Hand-set: the shortest slug that names a page by its words (as
+# siblings.MIN_SLUG_LETTERS, 6, less the 2 of a one-letter prefix) (#27, proposal 4).
+SLUG_NAME_LETTERS = 4
+# A candidate's name that is a leading run of the dead slug, cut there (a truncated slug:
+# CMS length limits cut 'key-moments-from-kurt-volkers-and-tim' to 'key-moments-from-kurt-volker')
+# counts as the whole slug from this many tokens on; shorter prefixes name a topic, not a
+# page. Hand-set (#27, proposal 4).
+MIN_TRUNCATED_RUN = 3
+# A word cut by such a truncation ('volker' of 'volkers') still matches from this many
+# letters. Hand-set: the shortest cut seen ('tut' of 'tuts').
+MIN_CUT_WORD = 3
+
+# Siblings' live redirects (`recovery.sibling_redirects`, #27 proposal 5): for a URL-only
+# link, or one nothing was found for yet, this many pages of the dead URL's folder are
+# checked live (one request each, once a folder: the redirects are kept as moves), and
+# their rule is applied to the dead URL when every redirect found — at least this many —
+# follows it. One is enough: a site's redirect map misses pages (the dead one, and on dev3
+# two of three archived siblings answer 404), the rule must rebuild the dead URL from its
+# own name (a redirect to the home page proposes nothing), and the proposal is only a
+# candidate, fetched and ranked like any other. Hand-set: the issue's bound on the cost.
+MAX_SIBLING_CHECKS = 3
+MIN_SIBLING_REDIRECTS = 1
+
 # ------------------------------------------------------------------ where answers live
 
 # An answer this sure teaches where answers live (store.elsewhere): below RECOMMEND_AT,

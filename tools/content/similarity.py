@@ -25,11 +25,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import wordfreq
 
+from pagetrail.tools import policy
 from pagetrail.tools.content.text import stopwords, tokenize
-from pagetrail.tools.content.uritokens import path_tokens, slug_words
+from pagetrail.tools.content.uritokens import (
+    FILE_EXTENSION,
+    MAX_URI_CHARS,
+    path_tokens,
+    slug_words,
+    word_tokens,
+)
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.net.urls import host_of, site_of
 
@@ -402,11 +410,109 @@ def slug_tokens(url: str) -> list[str]:
     return slug_words(url, URL_STOP)
 
 
+# ---------------------------------------------------------------- URL names (slug runs)
+
+MAX_NAME_TOKENS = 40  # a longer name is noise (a tracking blob); its head names the page
+Name = tuple[str, ...]
+
+
+def _name_tokens(chunk: str) -> Name:
+    """Word tokens of one place a URL can carry a name (file extension dropped, numbers
+    without leading zeros, URL_STOP words out)."""
+    tokens = word_tokens(FILE_EXTENSION.sub("", chunk), split_digits=True)
+    return tuple((t.lstrip("0") or "0") if t.isdigit() else t
+                 for t in tokens if t not in URL_STOP)[:MAX_NAME_TOKENS]
+
+
+def url_carriers(url: str) -> tuple[tuple[Name, bool], ...]:
+    """Every place a URL carries words, in order: each path segment and each query value
+    (path parameters such as `;id=` stay inside their segment), as (tokens, is_folder); a
+    folder is a path segment before the last one that has any tokens."""
+    try:
+        parts = urlsplit(url[: MAX_URI_CHARS * 4])
+        values = [value for _key, value in parse_qsl(parts.query)]
+    except ValueError:
+        return ()
+    names = [_name_tokens(segment) for segment in unquote(parts.path).split("/") if segment]
+    last = max((i for i, name in enumerate(names) if name), default=-1)
+    carriers = [(name, i < last) for i, name in enumerate(names) if name]
+    carriers += [(name, False) for name in map(_name_tokens, values) if name]
+    return tuple(carriers)
+
+
+def _letters(tokens: Iterable[str]) -> int:
+    return sum(len(t) for t in tokens if not t.isdigit())
+
+
+def url_name(url: str) -> Name:
+    """The words that name the page in a URL: of its last path segment and its query values,
+    the one with the most letters (the slug, or a slug kept in a query)."""
+    names = [name for name, folder in url_carriers(url) if not folder]
+    return max(names, key=_letters, default=())
+
+
+def _cut_of(word: str, whole: str) -> bool:
+    """`word` is `whole` cut short by a truncation ('volker' of 'volkers')."""
+    return len(word) >= policy.MIN_CUT_WORD and len(word) < len(whole) and whole.startswith(word)
+
+
+def longest_run(a: Sequence[str], b: Sequence[str]) -> tuple[int, int, int]:
+    """(length, end in a, end in b) of the longest run of consecutive tokens `a` and `b`
+    share; a run may end on a word either side cut short at its very end (a truncated
+    slug: 'kurt-volker' of 'kurt-volkers-and-tim')."""
+    best = (0, 0, 0)
+    previous = [0] * (len(b) + 1)
+    for i in range(1, len(a) + 1):
+        current = [0] * (len(b) + 1)
+        for j in range(1, len(b) + 1):
+            x, y = a[i - 1], b[j - 1]
+            if x == y or (j == len(b) and _cut_of(y, x)) or (i == len(a) and _cut_of(x, y)):
+                current[j] = previous[j - 1] + 1
+                if current[j] > best[0]:
+                    best = (current[j], i, j)
+        previous = current
+    return best
+
+
+def name_match(name: Sequence[str], carrier: Sequence[str]) -> tuple[float, int]:
+    """How much of the dead URL's `name` one place of a candidate URL carries, 0–1, and the
+    run's length: the longest run of consecutive tokens they share over the name's length,
+    numbers dropped on both sides when the name's words alone spell a name
+    (policy.SLUG_NAME_LETTERS). A carrier that is the name's leading run, cut there (a
+    truncated slug), of policy.MIN_TRUNCATED_RUN tokens or more counts as the whole name.
+    No shape is named: where the words sit (folder, file, query value, behind an id) is
+    left to the caller."""
+    if _letters(name) >= policy.SLUG_NAME_LETTERS:
+        name = [t for t in name if not t.isdigit()]
+        carrier = [t for t in carrier if not t.isdigit()]
+    if not name or not carrier or not set(name) & set(carrier):
+        return 0.0, 0
+    run, end_name, end_carrier = longest_run(name, carrier)
+    truncated = (run == end_carrier == len(carrier) and end_name == run
+                 and run >= policy.MIN_TRUNCATED_RUN)
+    return (1.0 if truncated else run / len(name)), run
+
+
+def slug_match(name: Sequence[str], carriers: Iterable[tuple[Name, bool]]) -> tuple[float, int]:
+    """The best `name_match` of the dead URL's name over a candidate URL's carriers
+    (`url_carriers`) other than its folders: a page under a folder named like the dead page
+    is a part or a child of it, not the page.
+    /a/my-story ≈ /a/index.php?p=15691-my-story ≈ /81406-my-story/ ≈ /archive/my-story.html."""
+    best = (0.0, 0)
+    for carrier, folder in carriers:
+        if not folder:
+            best = max(best, name_match(name, carrier))
+    return best
+
+
 @dataclass(frozen=True)
 class UrlSimilarity:
     jaccard: float  # of path tokens
     same_site: bool  # host equal up to a leading www.
-    slug_overlap: float  # overlap coefficient of the last path segments' words
+    # overlap coefficient of the last path segments' words, or the dead URL's name found
+    # wherever the candidate URL carries it (`slug_match`), whichever is higher
+    slug_overlap: float
+    slug_run: int = 0  # consecutive name tokens shared (`slug_match`)
 
     @property
     def score(self) -> float:
@@ -421,17 +527,25 @@ class UrlFeatures:
     site: str
     tokens: frozenset[str]
     slug: frozenset[str]
+    name: Name = ()  # url_name
+    carriers: tuple[tuple[Name, bool], ...] = ()  # url_carriers
 
     @classmethod
     def of(cls, url: str) -> UrlFeatures:
-        return cls(site_of(url), frozenset(url_tokens(url)), frozenset(slug_tokens(url)))
+        carriers = url_carriers(url)
+        names = [name for name, folder in carriers if not folder]
+        return cls(site_of(url), frozenset(url_tokens(url)), frozenset(slug_tokens(url)),
+                   max(names, key=_letters, default=()), carriers)
 
 
 def compare_urls(a: UrlFeatures, b: UrlFeatures) -> UrlSimilarity:
+    """`a` is the dead URL's (its name is looked for in `b`'s carriers)."""
+    run_score, run = slug_match(a.name, b.carriers)
     return UrlSimilarity(
         jaccard=jaccard(a.tokens, b.tokens),
         same_site=bool(a.site) and a.site == b.site,
-        slug_overlap=overlap(a.slug, b.slug),
+        slug_overlap=max(overlap(a.slug, b.slug), run_score),
+        slug_run=run,
     )
 
 

@@ -270,6 +270,14 @@ class CdxEngine:
                 self._listings[key] = await self._fetch_all(host, after)
             return self._listings[key]
 
+    def listed(self, host: str) -> list[str]:
+        """The URLs of the host's listings read so far (any break date), no request: what a
+        recovery already knows the archive holds of the host (its pages' siblings)."""
+        wanted = host.lower()
+        return list(dict.fromkeys(capture.url for (listed, _after), captures
+                                  in self._listings.items() if listed == wanted
+                                  for capture in captures))
+
     async def _fetch_one(self, endpoint: CdxEndpoint, host: str,
                          after: datetime | None) -> list[Capture]:
         """One archive's listing of the host, page after page: the Internet Archive by

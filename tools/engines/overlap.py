@@ -129,7 +129,7 @@ def rank_by_url(url: str, candidates: Iterable[tuple[str, str]],
         # The slug overlap shrunk by how many slug words are shared (m / (m + 1)): one shared
         # word (a tag page's) is weaker evidence than several (the renamed page's), though
         # the overlap coefficient of a one-word slug is already 1.
-        shared = len(reference.slug & features.slug)
+        shared = max(len(reference.slug & features.slug), similarity.slug_run)
         score = 0.5 * similarity.jaccard + 0.5 * similarity.slug_overlap * shared / (shared + 1)
         if score > 0:
             scored.append((score, candidate, text))

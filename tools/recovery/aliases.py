@@ -211,9 +211,11 @@ def matching_styles(sources: Sequence[str], targets: Sequence[str], *,
 # Templates
 
 class Piece(NamedTuple):
-    kind: str          # const | seg | tail | query | title | map
+    kind: str          # const | seg | tail | query | title | map | wrap
     # text, segment index (negative: from the end), query key, title variant, or for "map"
-    # (index, old value, new value): this old segment value becomes that new one
+    # (index, old value, new value): this old segment value becomes that new one, or for
+    # "wrap" (index, before, after): the old segment, restyled, inside constant text
+    # (/a/my-story → /a/view;id=my-story)
     ref: str | int | tuple[int, str, str]
     style: Style = IDENTITY
 
@@ -222,8 +224,9 @@ class Template(NamedTuple):
     scheme: str
     host: tuple[str | int, ...]    # ("same",) | ("const", host) | ("seg", index, suffix)
     path: tuple[Piece, ...]
-    # ("same",) | ("const", query) | ("path", ((key, start, end, joiner), ...)): each value
-    # the old path segments [start:end] (negative: from the end) joined — /2009/02 → ?ym=2009-02
+    # ("same",) | ("const", query) | ("path", ((key, start, end, joiner, style), ...)): each
+    # value the old path segments [start:end] (negative: from the end) joined and restyled —
+    # /2009/02 → ?ym=2009-02, /news/my-story.html → ?p=my-story
     query: tuple[object, ...]
     slash: bool
 
@@ -242,13 +245,17 @@ class Template(NamedTuple):
                 label = f"seg[{index}]:{old_value}->{new_value}"
             if p.kind == "tail":
                 label = f"seg[{p.ref}:]"
+            if p.kind == "wrap":
+                index, before, after = p.ref  # type: ignore[misc]
+                label = f"{before}{{seg[{index}]}}{after}"
             style = p.style.describe()
             pieces.append(f"{label}{'{' + style + '}' if style else ''}")
         if self.query[0] == "same":
             query = "?query"
         elif self.query[0] == "path":
-            query = "?" + "&".join(f"{key}=seg[{a}:{b or ''}]{{join={joiner!r}}}"
-                                   for key, a, b, joiner in self.query[1])  # type: ignore[union-attr]
+            query = "?" + "&".join(
+                f"{key}=seg[{a}:{b or ''}]{{join={joiner!r}{',' + st.describe() if st.ops() else ''}}}"
+                for key, a, b, joiner, st in self.query[1])  # type: ignore[union-attr]
         else:
             query = f"?{self.query[1]}" if self.query[1] else ""
         return f"{host}/{'/'.join(map(str, pieces))}{'/' if self.slash else ''}{query}"
@@ -290,6 +297,15 @@ def apply_template(t: Template, old: UrlParts) -> Applied | None:
                 return None
             out.append(new_value)
             continue
+        if piece.kind == "wrap":
+            index, before, after = piece.ref  # type: ignore[misc]
+            at = _resolve_index(index, len(segs))
+            inner = render(segs[at], piece.style) if at is not None else ""
+            if not inner:
+                return None
+            out.append(f"{before}{inner}{after}")
+            identity = identity or at == last
+            continue
         if piece.kind == "seg":
             at = _resolve_index(int(piece.ref), len(segs))
             if at is None:
@@ -323,11 +339,14 @@ def apply_template(t: Template, old: UrlParts) -> Applied | None:
         identity = identity or bool(old.query)
     elif t.query[0] == "path":
         pairs = []
-        for key, start, end, joiner in t.query[1]:  # type: ignore[union-attr]
+        for key, start, end, joiner, style in t.query[1]:  # type: ignore[union-attr]
             values = _segment_run(segs, start, end)
             if values is None:
                 return None
-            pairs.append(f"{key}={joiner.join(values)}")
+            value = render(joiner.join(values), style)
+            if not value:
+                return None
+            pairs.append(f"{key}={value}")
             identity = True
         query = "&".join(pairs)
     else:
@@ -346,6 +365,7 @@ def _segment_run(segments: Sequence[str], start: int, end: int) -> list[str] | N
 
 MAX_QUERY_RUN = 3
 _QUERY_JOINERS = ("-", "/", "_", "")
+_QUERY_STYLES = (IDENTITY, Style(ext="strip"))
 
 
 def _query_from_path(new: UrlParts, old: UrlParts) -> list[tuple[object, ...]]:
@@ -354,17 +374,22 @@ def _query_from_path(new: UrlParts, old: UrlParts) -> list[tuple[object, ...]]:
     if not new.query_values or not old.segments:
         return []
     n = len(old.segments)
-    per_key: list[list[tuple[str, int, int, str]]] = []
+    per_key: list[list[tuple[str, int, int, str, Style]]] = []
     for key, value in new.query_values:
         found = []
         for length in range(1, min(MAX_QUERY_RUN, n) + 1):
             for lo in range(n - length + 1):
                 run = old.segments[lo:lo + length]
                 for joiner in _QUERY_JOINERS[: 1 if length == 1 else None]:
-                    if joiner.join(run) == value:
+                    # the run as it is, or without its file extension (a page's name
+                    # moved into a query: /news/my-story.html → article.php?p=my-story)
+                    style = next((st for st in _QUERY_STYLES
+                                  if render(joiner.join(run), st) == value), None)
+                    if style is not None:
                         hi = lo + length
                         # Anchored at the end when the run ends the path, else at the start.
-                        found.append((key, lo - n, 0, joiner) if hi == n else (key, lo, hi, joiner))
+                        found.append((key, lo - n, 0, joiner, style) if hi == n
+                                     else (key, lo, hi, joiner, style))
         if not found:
             return []
         per_key.append(found[:2])
@@ -395,7 +420,27 @@ def _segment_alternatives(target: str, position: int, new_length: int,
         if at is not None and old.segments[at] != target:
             mapped.append(Piece("map", (at if index >= 0 else at - n, old.segments[at], target)))
     refs = list(dict.fromkeys(exact + styled))[: MAX_ALTERNATIVES_PER_SEGMENT - 1]
-    return [*refs, Piece("const", target), *dict.fromkeys(mapped)]
+    return [*refs, *_wrapped(target, old)[:2], Piece("const", target), *dict.fromkeys(mapped)]
+
+
+MIN_WRAPPED_CHARS = 4  # an old segment shorter than this inside a new one is a coincidence
+
+
+def _wrapped(target: str, old: UrlParts) -> list[Piece]:
+    """The old last segments (as they are, or without their extension) inside constant text
+    of a new segment: /a/my-story.html → /a/view;id=my-story or /a/read-my-story. The shape
+    is not named: whatever surrounds the old name is learned as constants, and a rule holds
+    only where the site's other moves reproduce it."""
+    n = len(old.segments)
+    out: list[Piece] = []
+    for i in range(n - 1, -1, -1):
+        for style in (IDENTITY, Style(ext="strip")):
+            inner = render(old.segments[i], style)
+            if len(inner) < MIN_WRAPPED_CHARS or inner == target or inner not in target:
+                continue
+            before, _, after = target.partition(inner)
+            out.append(Piece("wrap", (i - n, before, after), style))
+    return list(dict.fromkeys(out))
 
 
 def _tail_alternatives(targets: Sequence[str], old: UrlParts) -> list[Piece]:
@@ -537,7 +582,9 @@ class Inference:
 def complexity(t: Template) -> int:
     """Occam: a constant costs 2, a learned folder rename 1, each restyling 1."""
     cost = sum(p.style.ops() for p in t.path)
-    cost += sum(2 if p.kind == "const" else 1 if p.kind == "map" else 0 for p in t.path)
+    cost += sum(2 if p.kind in ("const", "wrap") else 1 if p.kind == "map" else 0 for p in t.path)
+    if t.query[0] == "path":
+        cost += sum(style.ops() for *_run, style in t.query[1])  # type: ignore[union-attr]
     return cost + (t.query[0] == "const" and bool(t.query[1]))
 
 
@@ -561,7 +608,7 @@ def structural(t: Template) -> bool:
     vouch for it even when it costs two (two renamed folders, host + prefix)."""
     if t.query[0] == "path" or (t.query[0] == "const" and t.query[1]):
         return False
-    if any(p.style != IDENTITY or p.kind in ("query", "title") for p in t.path):
+    if any(p.style != IDENTITY or p.kind in ("query", "title", "wrap") for p in t.path):
         return False
     return depth_free(t) if any(p.kind == "const" for p in t.path) else True
 

@@ -9,6 +9,7 @@ search engine. Ranking verifies the page like any other candidate.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -37,10 +38,26 @@ def _split(url: str) -> tuple[str, str, str] | None:
     return f"{parts.scheme}://{parts.netloc}", folder + "/", last
 
 
+_NAME_PARTS = re.compile(r"[-_]")
+MIN_STYLE_SIBLINGS = 2  # pages of a folder that show its naming style (numbers or none)
+
+
+def _has_number(name: str) -> bool:
+    return any(part.isdigit() for part in _NAME_PARTS.split(name))
+
+
+def _without_numbers(name: str) -> str:
+    """The name's words without its number parts ('slug-1202189233' → 'slug')."""
+    separator = "_" if "_" in name and "-" not in name else "-"
+    return separator.join(p for p in _NAME_PARTS.split(name) if p and not p.isdigit())
+
+
 def transplants(dead_url: str, siblings: Iterable[str], limit: int = MAX_FOLDERS) -> list[str]:
     """URLs made of the dead page's slug under the folders of its live same-site siblings,
-    styled like the siblings there (extension, trailing slash); most populated folder first.
-    Empty when the slug names nothing by itself."""
+    styled like the siblings there (extension, trailing slash, and no number parts where no
+    sibling's name has any: 'slug-1202189233' → 'slug'); most populated folder first. The
+    dead page's own folder counts only when that restyling changes its name. Empty when the
+    slug names nothing by itself."""
     dead = _split(dead_url)
     if dead is None:
         return []
@@ -52,20 +69,30 @@ def transplants(dead_url: str, siblings: Iterable[str], limit: int = MAX_FOLDERS
     site = site_of(dead_url)
     folders: Counter[str] = Counter()
     style: dict[str, tuple[str, str]] = {}  # folder -> (extension, trailing slash)
+    numbered: dict[str, bool] = {}  # folder -> a sibling's name there has a number part
     for url in siblings:
         split = _split(url)
         if split is None or site_of(url) != site or not split[2]:
             continue
         _origin, folder, last = split
-        if folder == dead_folder:
+        if last == slug:
             continue
         folders[folder] += 1
+        name = FILE_EXTENSION.sub("", last)
+        numbered[folder] = numbered.get(folder, False) or _has_number(name)
         if folder not in style:
             match = FILE_EXTENSION.search(last)
             style[folder] = (match.group(0) if match else "",
                              "/" if urlsplit(url).path.endswith("/") else "")
     out: list[str] = []
-    for folder, _count in folders.most_common(limit):
+    for folder, count in folders.most_common():
+        name = bare
+        if not numbered[folder] and count >= MIN_STYLE_SIBLINGS and _has_number(bare):
+            name = _without_numbers(bare) or bare
+        if folder == dead_folder and name == bare:
+            continue
         extension, slash = style[folder]
-        out.append(f"{origin}{folder}{bare}{extension}{slash}")
+        out.append(f"{origin}{folder}{name}{extension}{slash}")
+        if len(out) >= limit:
+            break
     return out
