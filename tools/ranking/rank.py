@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property, lru_cache
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from pagetrail.tools import policy
 from pagetrail.tools.content.similarity import (
@@ -317,6 +317,21 @@ def exact_url_key(url: str) -> str:
     return f"{scheme}://{netloc}{parts.path or '/'}{'?' + parts.query if parts.query else ''}"
 
 
+def twin_key(url: str) -> str:
+    """The URL up to what does not name another resource on most servers — scheme, a
+    leading www., percent-escaping, letter case, a trailing slash: a candidate with the dead
+    URL's twin key is the dead URL written otherwise (docs/evaluation.md, proposal 2), to be
+    checked (fetched first), never ranked on its URL alone."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url.strip().lower()
+    host = (parts.hostname or "").lower().rstrip(".").removeprefix("www.")
+    path = unquote(parts.path).rstrip("/").lower()
+    query = unquote(parts.query).lower()
+    return f"{host}{path}{'?' + query if query else ''}"
+
+
 def error_page_reason(document: Document) -> str | None:
     """"error_page" or "parked" when a page (candidate or archived copy) is not content."""
     title = document.title or ""
@@ -337,6 +352,9 @@ def _junk_reason(dead_key: str, dead_is_deep: bool, candidate_url: str,
     final_url = document.url if document is not None and document.url else candidate_url
     urls = {candidate_url, final_url}
     if dead_key and any(exact_url_key(u) == dead_key for u in urls):
+        return "dead_url"
+    if dead_key and document is None and twin_key(candidate_url) == twin_key(dead_key):
+        # The dead URL written otherwise and never read: its URL likeness is the dead URL's.
         return "dead_url"
     for url in urls:
         try:

@@ -17,13 +17,14 @@ from pagetrail.tools.linkcheck.walls import response_wall
 from pagetrail.tools.models import Candidate
 from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.offload import off_loop
-from pagetrail.tools.ranking.rank import CandidateEvidence, rank_candidates
+from pagetrail.tools.ranking.rank import CandidateEvidence, rank_candidates, twin_key
 from pagetrail.tools.recovery.context import Context, Findings
 
 log = logging.getLogger(__name__)
 
 # Direct evidence is fetched first, in this order; then the best-ranked hits.
 DIRECT_ORDER = {"PICK": 0, "REDIRECT": 1, "INFER": 2}
+TWIN_ORDER = 3  # the dead URL written otherwise (other escaping, scheme, slash, case)
 
 
 async def rank(ctx: Context, found: Findings) -> list[Candidate]:
@@ -37,11 +38,16 @@ async def rank(ctx: Context, found: Findings) -> list[Candidate]:
     return found.ranked
 
 
-def fetch_order(found: Findings) -> list[CandidateEvidence]:
-    """Unfetched candidates, the most promising first: direct evidence, then best rank."""
+def fetch_order(found: Findings, dead_url: str = "") -> list[CandidateEvidence]:
+    """Unfetched candidates, the most promising first: direct evidence, then best rank. A
+    twin of the dead URL (`rank.twin_key`) is checked with the direct evidence: unread, it
+    would be dropped as the dead URL."""
+    dead_twin = twin_key(dead_url) if dead_url else None
 
     def key(evidence: CandidateEvidence) -> tuple[int, int, int]:
         best_direct = min((DIRECT_ORDER.get(m, 9) for m, _e, _r in evidence.hits), default=9)
+        if dead_twin is not None and twin_key(evidence.url) == dead_twin:
+            best_direct = min(best_direct, TWIN_ORDER)
         best_rank = min((r for _m, _e, r in evidence.hits), default=99)
         return best_direct, best_rank, -len(evidence.hits)
 
@@ -54,7 +60,7 @@ def fetch_order(found: Findings) -> list[CandidateEvidence]:
 
 async def fetch_candidates(ctx: Context, found: Findings) -> None:
     room = found.budget.max_candidates - len(found.fetched)
-    todo = fetch_order(found)[: max(0, room)]
+    todo = fetch_order(found, ctx.url)[: max(0, room)]
     if not todo:
         return
     limit = asyncio.Semaphore(max(1, ctx.settings.concurrency))
