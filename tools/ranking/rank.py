@@ -44,6 +44,7 @@ from pagetrail.tools.content.similarity import (
     profile_text,
     resemblance,
     slug_tokens,
+    terms,
     tf_vector,
     title_terms,
     wordfreq_background,
@@ -51,7 +52,8 @@ from pagetrail.tools.content.similarity import (
 from pagetrail.tools.content.text import guess_language
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import Candidate, Document, Kind, Query, Scores
-from pagetrail.tools.net.urls import normalize_url
+from pagetrail.tools.net.urls import normalize_url, site_of
+from pagetrail.tools.ranking import textref
 
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 MOVED_COSINE = 0.9  # Martinez-Romo & Araujo §4.2: ≥ 0.9 cosine to the original = same page
@@ -132,6 +134,9 @@ class CandidateEvidence:
     # How much the page is a list of links to other pages (0–1, `policy.listing_degree`):
     # set by whoever read the page's links; 0 when unknown.
     listing: float = 0.0
+    # The page links to the dead URL itself (a roundup quoting the link, the linking page, a
+    # moved page naming its old address): set by whoever read the page's links.
+    cites_dead: bool = False
 
     @property
     def answer_url(self) -> str:
@@ -686,7 +691,8 @@ def _merge(candidates: Iterable[CandidateEvidence]) -> list[CandidateEvidence]:
         seen = merged.get(key)
         if seen is None:
             merged[key] = CandidateEvidence(candidate.url, candidate.document, list(candidate.hits),
-                                            candidate.title, candidate.snippet, candidate.listing)
+                                            candidate.title, candidate.snippet, candidate.listing,
+                                            candidate.cites_dead)
             continue
         seen.hits.extend(candidate.hits)
         if seen.document is None and candidate.document is not None:
@@ -694,7 +700,44 @@ def _merge(candidates: Iterable[CandidateEvidence]) -> list[CandidateEvidence]:
         seen.title = seen.title or candidate.title
         seen.snippet = seen.snippet or candidate.snippet
         seen.listing = max(seen.listing, candidate.listing)
+        seen.cites_dead = seen.cites_dead or candidate.cites_dead
     return list(merged.values())
+
+
+def text_shortfalls(reference: Reference, candidates: Sequence[CandidateEvidence]) -> list[float]:
+    """How far each candidate's main text is behind the best other's against the link's own
+    words (`ranking.textref`); all 0 with an archived copy (content features decide then) or
+    when the link gave no words of its own (anchor, context)."""
+    ref = reference.profile
+    context = [t.lower() for t in reference.context_terms]
+    if ref.content is not None or not textref.has_own_words(ref.anchor_terms, context):
+        return [0.0] * len(candidates)
+    words = textref.link_words(
+        anchor=ref.anchor_terms, context=context,
+        linking=reference.linking_terms[:MAX_LINKING_TERMS],
+        url=slug_tokens(reference.dead_url) if reference.dead_url else (),
+        background=reference.background or wordfreq_background(ref.lang))
+    vocabularies: list[frozenset[str] | None] = []
+    for candidate in candidates:
+        document = candidate.document
+        text = document.text if document is not None else ""
+        vocabularies.append(frozenset(profile_text(text, ref.lang, width=0).counts)
+                            if text.strip() else None)
+    matches: list[float | None] = []
+    for candidate, vocabulary in zip(candidates, vocabularies, strict=True):
+        if vocabulary is None:
+            matches.append(None)
+            continue
+        site_name = candidate.document.site_name if candidate.document is not None else ""
+        matches.append(textref.text_match(words, vocabulary, frozenset(terms(site_name, ref.lang))))
+    # Pages that quote the article rather than being it — a page on another site linking to
+    # the dead URL itself (a roundup quoting the link's context), a list of links quoting its
+    # headline — are ranked, but never the yardstick for the others. (On the dead URL's own
+    # site a link to it is the template's or the moved page's own: no sign of a quote.)
+    dead_site = site_of(reference.dead_url) if reference.dead_url else ""
+    return textref.shortfalls(matches, [
+        not (c.cites_dead and site_of(c.answer_url) != dead_site)
+        and c.listing < policy.TEXT_COMPARE_LISTING for c in candidates])
 
 
 def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence], *,
@@ -713,6 +756,8 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
     answerable = [i for i, (_e, s) in enumerate(scored) if s.junk not in DROPPED_JUNK]
     rows = ranking_features([features(scored[i][1], has_memento) for i in answerable])
     values_of = dict(zip(answerable, rows, strict=True))
+    behind = dict(zip(answerable, text_shortfalls(reference, [scored[i][0] for i in answerable]),
+                      strict=True))
     ranked: list[tuple[tuple[float, ...], Candidate]] = []
     for i, (evidence, scores) in enumerate(scored):
         kind, confidence = decide(scores, has_memento, calibration, values=values_of.get(i))
@@ -721,6 +766,11 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
             # A list of links to other pages only wins when nothing else does.
             confidence = round(policy.listing_confidence(confidence, evidence.listing), 4)
             explanation += f", penalised: a list of links ({evidence.listing:.2f})"
+        factor = policy.text_shortfall_factor(behind.get(i, 0.0))
+        if factor < 1.0:
+            # Its text says less of what the link said than another candidate's does.
+            confidence = round(confidence * factor, 4)
+            explanation += f", penalised: text behind another page's ({behind[i]:.2f})"
         title = (evidence.document.title if evidence.document is not None and evidence.document.title
                  else evidence.title)
         candidate = Candidate(

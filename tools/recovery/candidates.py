@@ -14,7 +14,7 @@ from pagetrail.tools.content.document import (
 )
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.linkcheck.walls import response_wall
-from pagetrail.tools.models import Candidate
+from pagetrail.tools.models import Candidate, Link
 from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.ranking.rank import CandidateEvidence, rank_candidates, twin_key
@@ -58,12 +58,25 @@ def fetch_order(found: Findings, dead_url: str = "") -> list[CandidateEvidence]:
             if key(e)[0] < 9 or key(e)[1] <= found.budget.fetch_per_query]
 
 
+def links_to(key: str, links: list[Link]) -> bool:
+    """Whether one of the links leads to the URL with normalised form `key` (a page's links
+    are untrusted: one that cannot be normalised leads nowhere)."""
+    for link in links:
+        try:
+            if normalize_url(link.url) == key:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 async def fetch_candidates(ctx: Context, found: Findings) -> None:
     room = found.budget.max_candidates - len(found.fetched)
     todo = fetch_order(found, ctx.url)[: max(0, room)]
     if not todo:
         return
     limit = asyncio.Semaphore(max(1, ctx.settings.concurrency))
+    dead = normalize_url(ctx.url)
 
     async def fetch(evidence: CandidateEvidence) -> None:
         found.fetched.add(normalize_url(evidence.url))
@@ -93,6 +106,9 @@ async def fetch_candidates(ctx: Context, found: Findings) -> None:
         links = extract_links(response.content, response.final_url,
                               content_type=response.headers.get("content-type"))
         found.outlinks[normalize_url(evidence.url)] = links
+        # A page linking to the dead URL itself (a roundup quoting the link's context, the
+        # linking page) is no fair comparison for the other pages' texts (ranking.textref).
+        evidence.cites_dead = links_to(dead, links)
         # A page that is mostly links to other pages (a tag or section page) is rarely the
         # answer: the ranking weighs it last (policy.listing_degree).
         share = link_share(document.text, links)
