@@ -21,6 +21,7 @@ fitted calibration and the direct-evidence floors below); the recovery's answer 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,38 @@ def listing_confidence(confidence: float, degree: float) -> float:
 # such pages were right answers for 2 of 222 cases in dev and dev2, 1 of 179 in dev3, and
 # look-alikes above the right page in 8 dev3 and 5 dev2 misses; checked on all three.
 OFFSHOOT_FACTOR = 0.4
+
+
+# Without an archived copy, a candidate's main text is compared with the link's own words
+# (`ranking.textref`, docs/evaluation.md proposal 1): a look-alike copies the dead URL's
+# slug and title, not the article's text. Reference weights by source: the anchor counts
+# most, the context and linking page less, the dead URL's words only weakly (a look-alike
+# repeats them: with the URL's words as the main reference dev3 lost four URL-only moves).
+# Hand-set from the first measured variants (dev3, dev2; docs/evaluation.md).
+TEXT_REF_WEIGHTS = {"anchor": 2.0, "context": 1.0, "linking": 0.5, "url": 0.25}
+# A term's rarity weight is −log10(p) − 2 (p: general-language frequency), clipped to
+# 1..TEXT_RARITY_CAP: a name weighs up to 4 common words (hand-set).
+TEXT_RARITY_CAP = 4.0
+# A list of links (listing degree ≥ TEXT_COMPARE_LISTING) quotes its items' headlines and
+# leads: like a page linking to the dead URL itself, it is ranked but never the candidate the
+# others are compared with (dev3 c0247: a section page made the article look 0.41 behind).
+TEXT_COMPARE_LISTING = 0.5
+# Words most of a site's *candidates* share are not down-weighted: the candidates were found
+# by the link's words, so they share exactly those (dev2 c0165, c0177 lost to that rule).
+# A candidate whose text match is more than TEXT_SHORTFALL_FROM behind the best other
+# candidate's has its confidence multiplied by exp(−TEXT_SHORTFALL_SLOPE × (shortfall −
+# TEXT_SHORTFALL_FROM)): 0.2 behind → × 0.55, 0.4 behind → × 0.17. Values of the variant
+# measured on dev3 (0.866 → 0.883) and dev2 (0.946 → 0.946) before this implementation.
+TEXT_SHORTFALL_FROM = 0.1
+TEXT_SHORTFALL_SLOPE = 6.0
+
+
+def text_shortfall_factor(shortfall: float) -> float:
+    """The factor on a candidate's confidence for being `shortfall` behind the best other
+    candidate's text match (see TEXT_SHORTFALL_FROM)."""
+    if shortfall <= TEXT_SHORTFALL_FROM:
+        return 1.0
+    return math.exp(-TEXT_SHORTFALL_SLOPE * (shortfall - TEXT_SHORTFALL_FROM))
 
 
 # ------------------------------------------------------------------ stopping the search

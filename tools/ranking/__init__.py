@@ -3,7 +3,7 @@
 Owns the scores of a candidate page, the kind and confidence that follow from them, and the
 calibration data. Imports content/, net/ and the tools/ top level.
 
-Modules: rank.
+Modules: rank, textref (the page's text against the link's own words).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property, lru_cache
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from pagetrail.tools import policy
 from pagetrail.tools.content.document import title_says_error
@@ -45,6 +45,7 @@ from pagetrail.tools.content.similarity import (
     profile_text,
     resemblance,
     slug_tokens,
+    terms,
     tf_vector,
     title_terms,
     wordfreq_background,
@@ -52,7 +53,8 @@ from pagetrail.tools.content.similarity import (
 from pagetrail.tools.content.text import guess_language
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import Candidate, Document, Kind, Query, Scores
-from pagetrail.tools.net.urls import normalize_url
+from pagetrail.tools.net.urls import normalize_url, site_of
+from pagetrail.tools.ranking import textref
 from pagetrail.tools.ranking.offshoots import is_offshoot
 
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
@@ -134,6 +136,9 @@ class CandidateEvidence:
     # How much the page is a list of links to other pages (0–1, `policy.listing_degree`):
     # set by whoever read the page's links; 0 when unknown.
     listing: float = 0.0
+    # The page links to the dead URL itself (a roundup quoting the link, the linking page, a
+    # moved page naming its old address): set by whoever read the page's links.
+    cites_dead: bool = False
 
     @property
     def answer_url(self) -> str:
@@ -319,6 +324,21 @@ def exact_url_key(url: str) -> str:
     return f"{scheme}://{netloc}{parts.path or '/'}{'?' + parts.query if parts.query else ''}"
 
 
+def twin_key(url: str) -> str:
+    """The URL up to what does not name another resource on most servers — scheme, a
+    leading www., percent-escaping, letter case, a trailing slash: a candidate with the dead
+    URL's twin key is the dead URL written otherwise (docs/evaluation.md, proposal 2), to be
+    checked (fetched first), never ranked on its URL alone."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url.strip().lower()
+    host = (parts.hostname or "").lower().rstrip(".").removeprefix("www.")
+    path = unquote(parts.path).rstrip("/").lower()
+    query = unquote(parts.query).lower()
+    return f"{host}{path}{'?' + query if query else ''}"
+
+
 def error_page_reason(document: Document) -> str | None:
     """"error_page" or "parked" when a page (candidate or archived copy) is not content."""
     title = document.title or ""
@@ -340,6 +360,9 @@ def _junk_reason(dead_key: str, dead_is_deep: bool, candidate_url: str,
     final_url = document.url if document is not None and document.url else candidate_url
     urls = {candidate_url, final_url}
     if dead_key and any(exact_url_key(u) == dead_key for u in urls):
+        return "dead_url"
+    if dead_key and document is None and twin_key(candidate_url) == twin_key(dead_key):
+        # The dead URL written otherwise and never read: its URL likeness is the dead URL's.
         return "dead_url"
     for url in urls:
         try:
@@ -671,7 +694,8 @@ def _merge(candidates: Iterable[CandidateEvidence]) -> list[CandidateEvidence]:
         seen = merged.get(key)
         if seen is None:
             merged[key] = CandidateEvidence(candidate.url, candidate.document, list(candidate.hits),
-                                            candidate.title, candidate.snippet, candidate.listing)
+                                            candidate.title, candidate.snippet, candidate.listing,
+                                            candidate.cites_dead)
             continue
         seen.hits.extend(candidate.hits)
         if seen.document is None and candidate.document is not None:
@@ -679,6 +703,7 @@ def _merge(candidates: Iterable[CandidateEvidence]) -> list[CandidateEvidence]:
         seen.title = seen.title or candidate.title
         seen.snippet = seen.snippet or candidate.snippet
         seen.listing = max(seen.listing, candidate.listing)
+        seen.cites_dead = seen.cites_dead or candidate.cites_dead
     return list(merged.values())
 
 
@@ -690,6 +715,42 @@ def _offshoot(reference: Reference, evidence: CandidateEvidence, scores: Scores)
     if scores.redirect or scores.pick or scores.rule_support:
         return False
     return is_offshoot(reference.dead_url, evidence.answer_url)
+
+
+def text_shortfalls(reference: Reference, candidates: Sequence[CandidateEvidence]) -> list[float]:
+    """How far each candidate's main text is behind the best other's against the link's own
+    words (`ranking.textref`); all 0 with an archived copy (content features decide then) or
+    when the link gave no words of its own (anchor, context)."""
+    ref = reference.profile
+    context = [t.lower() for t in reference.context_terms]
+    if ref.content is not None or not textref.has_own_words(ref.anchor_terms, context):
+        return [0.0] * len(candidates)
+    words = textref.link_words(
+        anchor=ref.anchor_terms, context=context,
+        linking=reference.linking_terms[:MAX_LINKING_TERMS],
+        url=slug_tokens(reference.dead_url) if reference.dead_url else (),
+        background=reference.background or wordfreq_background(ref.lang))
+    vocabularies: list[frozenset[str] | None] = []
+    for candidate in candidates:
+        document = candidate.document
+        text = document.text if document is not None else ""
+        vocabularies.append(frozenset(profile_text(text, ref.lang, width=0).counts)
+                            if text.strip() else None)
+    matches: list[float | None] = []
+    for candidate, vocabulary in zip(candidates, vocabularies, strict=True):
+        if vocabulary is None:
+            matches.append(None)
+            continue
+        site_name = candidate.document.site_name if candidate.document is not None else ""
+        matches.append(textref.text_match(words, vocabulary, frozenset(terms(site_name, ref.lang))))
+    # Pages that quote the article rather than being it — a page on another site linking to
+    # the dead URL itself (a roundup quoting the link's context), a list of links quoting its
+    # headline — are ranked, but never the yardstick for the others. (On the dead URL's own
+    # site a link to it is the template's or the moved page's own: no sign of a quote.)
+    dead_site = site_of(reference.dead_url) if reference.dead_url else ""
+    return textref.shortfalls(matches, [
+        not (c.cites_dead and site_of(c.answer_url) != dead_site)
+        and c.listing < policy.TEXT_COMPARE_LISTING for c in candidates])
 
 
 def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence], *,
@@ -708,6 +769,8 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
     answerable = [i for i, (_e, s) in enumerate(scored) if s.junk not in DROPPED_JUNK]
     rows = ranking_features([features(scored[i][1], has_memento) for i in answerable])
     values_of = dict(zip(answerable, rows, strict=True))
+    behind = dict(zip(answerable, text_shortfalls(reference, [scored[i][0] for i in answerable]),
+                      strict=True))
     ranked: list[tuple[tuple[float, ...], Candidate]] = []
     for i, (evidence, scores) in enumerate(scored):
         kind, confidence = decide(scores, has_memento, calibration, values=values_of.get(i))
@@ -719,6 +782,11 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
         if _offshoot(reference, evidence, scores):
             confidence = round(confidence * policy.OFFSHOOT_FACTOR, 4)
             explanation += ", penalised: the dead address plus words (another page of the site)"
+        factor = policy.text_shortfall_factor(behind.get(i, 0.0))
+        if factor < 1.0:
+            # Its text says less of what the link said than another candidate's does.
+            confidence = round(confidence * factor, 4)
+            explanation += f", penalised: text behind another page's ({behind[i]:.2f})"
         title = (evidence.document.title if evidence.document is not None and evidence.document.title
                  else evidence.title)
         candidate = Candidate(

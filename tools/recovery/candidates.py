@@ -14,7 +14,7 @@ from pagetrail.tools.content.document import (
 )
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.linkcheck.walls import response_wall
-from pagetrail.tools.models import Candidate
+from pagetrail.tools.models import Candidate, Link
 from pagetrail.tools.net.fetch import unexplained_proxy_refusals
 from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.offload import off_loop
@@ -24,6 +24,7 @@ from pagetrail.tools.ranking.rank import (
     is_moved,
     rank_candidates,
     score_candidate,
+    twin_key,
 )
 from pagetrail.tools.recovery.context import Context, Findings
 
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 
 # Direct evidence is fetched first, in this order; then the best-ranked hits.
 DIRECT_ORDER = {"PICK": 0, "REDIRECT": 1, "INFER": 2}
+TWIN_ORDER = 3  # the dead URL written otherwise (other escaping, scheme, slash, case)
 
 
 async def rank(ctx: Context, found: Findings) -> list[Candidate]:
@@ -44,11 +46,16 @@ async def rank(ctx: Context, found: Findings) -> list[Candidate]:
     return found.ranked
 
 
-def fetch_order(found: Findings) -> list[CandidateEvidence]:
-    """Unfetched candidates, the most promising first: direct evidence, then best rank."""
+def fetch_order(found: Findings, dead_url: str = "") -> list[CandidateEvidence]:
+    """Unfetched candidates, the most promising first: direct evidence, then best rank. A
+    twin of the dead URL (`rank.twin_key`) is checked with the direct evidence: unread, it
+    would be dropped as the dead URL."""
+    dead_twin = twin_key(dead_url) if dead_url else None
 
     def key(evidence: CandidateEvidence) -> tuple[int, int, int]:
         best_direct = min((DIRECT_ORDER.get(m, 9) for m, _e, _r in evidence.hits), default=9)
+        if dead_twin is not None and twin_key(evidence.url) == dead_twin:
+            best_direct = min(best_direct, TWIN_ORDER)
         best_rank = min((r for _m, _e, r in evidence.hits), default=99)
         return best_direct, best_rank, -len(evidence.hits)
 
@@ -70,12 +77,24 @@ def content_confirms(reference: Reference, evidence: CandidateEvidence) -> bool:
         (scores.title_similarity or 0.0) >= policy.CONFIRM_TITLE
 
 
+def links_to(key: str, links: list[Link]) -> bool:
+    """Whether one of the links leads to the URL with normalised form `key` (a page's links
+    are untrusted: one that cannot be normalised leads nowhere)."""
+    for link in links:
+        try:
+            if normalize_url(link.url) == key:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 async def fetch_candidates(ctx: Context, found: Findings) -> None:
     """Fetch the pending candidates worth a request (`fetch_order`, within the budget): the
     first policy.FIRST_FETCH_WAVE, then — unless one of them is the lost page by content
     (`content_confirms`) — the rest."""
     room = found.budget.max_candidates - len(found.fetched)
-    todo = fetch_order(found)[: max(0, room)]
+    todo = fetch_order(found, ctx.url)[: max(0, room)]
     if not todo:
         return
     limit = asyncio.Semaphore(max(1, ctx.settings.concurrency))
@@ -145,6 +164,9 @@ async def read(ctx: Context, found: Findings, evidence: CandidateEvidence,
     links = extract_links(response.content, response.final_url,
                           content_type=response.headers.get("content-type"))
     found.outlinks[normalize_url(evidence.url)] = links
+    # A page linking to the dead URL itself (a roundup quoting the link's context, the
+    # linking page) is no fair comparison for the other pages' texts (ranking.textref).
+    evidence.cites_dead = links_to(normalize_url(ctx.url), links)
     # A page that is mostly links to other pages (a tag or section page) is rarely the
     # answer: the ranking weighs it last (policy.listing_degree).
     share = link_share(document.text, links)
