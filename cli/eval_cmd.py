@@ -159,8 +159,11 @@ def _one_world(world: World, methods: list[str], choice: EngineChoice,
 
 def _several_worlds(worlds: list[World], methods: list[str], choice: EngineChoice,
                     args: argparse.Namespace) -> int:
-    modes: list[tuple[str, list[str] | None]] = [("web", args.engine_list)]
-    if args.with_noweb:
+    # `--engines` without a web engine is the no-web mode, and is named so in the report.
+    noweb_only = args.engine_list is not None and set(args.engine_list) <= set(NOWEB_ENGINES)
+    modes: list[tuple[str, list[str] | None]] = [
+        ("noweb" if noweb_only else "web", args.engine_list)]
+    if args.with_noweb and not noweb_only:
         modes.append(("noweb", list(NOWEB_ENGINES)))
     runs: list[WorldRun] = []
     for world in worlds:

@@ -375,3 +375,22 @@ def test_a_case_the_world_lacks_is_refused(tmp_path, capsys):
     world = build_tiny_world(tmp_path / "tiny").path
     assert cli_main(["eval", str(world), "--cases", "no-such-case"]) == 2
     assert "no case no-such-case" in capsys.readouterr().err
+
+
+def test_engines_without_web_search_are_the_noweb_mode(tmp_path, capsys, monkeypatch):
+    """`--engines site,cdx,local` over several worlds is reported as the no-web mode, not
+    as "web"."""
+    import pagetrail.cli.eval_cmd as eval_cmd
+
+    async def engine(url: str, *, settings, **_):
+        return Recovery(url=url, answer="none", check=CheckResult(url=url, verdict="dead"))
+
+    monkeypatch.setattr(eval_cmd, "resolve_eval_engine", lambda: EngineChoice(engine, "test"))
+    first, second = _named_world(tmp_path, "first"), _named_world(tmp_path, "second")
+    code = cli_main(["eval", str(first), str(second), "--engines", "site,cdx,local",
+                     "--limit", "1", "--json"])
+    captured = capsys.readouterr()
+    multi = json.loads(captured.out)
+    assert code == 0
+    assert multi["modes"] == ["noweb"]
+    assert "evaluating first (noweb, 1 cases)" in captured.err
