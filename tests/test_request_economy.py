@@ -52,6 +52,14 @@ def test_probe_order_puts_named_kin_first_and_caps():
     assert len(host_variants("gardenguide.example")) > policy.MOVED_HOST_PROBES
 
 
+def test_the_name_is_the_label_before_a_public_suffix_of_several_labels():
+    """`gardenguide.co.uk` is named `gardenguide`, not `co`: its renamed host is kin, and a
+    host that only shares the suffix is not."""
+    order = probe_order("www.gardenguide.co.uk", ["gardenguidehq.co.uk", "www.other.co.uk"])
+    assert order[0] == "gardenguidehq.co.uk"
+    assert "www.other.co.uk" not in order
+
+
 def test_a_short_name_is_not_matched_inside_other_hosts():
     assert "oldtimer.example" not in probe_order("old.example", ["oldtimer.example"])
 

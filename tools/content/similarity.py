@@ -447,8 +447,11 @@ def _letters(tokens: Iterable[str]) -> int:
 def url_name(url: str) -> Name:
     """The words that name the page in a URL: of its last path segment and its query values,
     the one with the most letters (the slug, or a slug kept in a query)."""
-    names = [name for name, folder in url_carriers(url) if not folder]
-    return max(names, key=_letters, default=())
+    return _name_of(url_carriers(url))
+
+
+def _name_of(carriers: Iterable[tuple[Name, bool]]) -> Name:
+    return max((name for name, folder in carriers if not folder), key=_letters, default=())
 
 
 def _cut_of(word: str, whole: str) -> bool:
@@ -533,9 +536,8 @@ class UrlFeatures:
     @classmethod
     def of(cls, url: str) -> UrlFeatures:
         carriers = url_carriers(url)
-        names = [name for name, folder in carriers if not folder]
         return cls(site_of(url), frozenset(url_tokens(url)), frozenset(slug_tokens(url)),
-                   max(names, key=_letters, default=()), carriers)
+                   _name_of(carriers), carriers)
 
 
 def compare_urls(a: UrlFeatures, b: UrlFeatures) -> UrlSimilarity:

@@ -16,17 +16,17 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
+from pagetrail.tools.content.uritokens import FILE_EXTENSION
 from pagetrail.tools.net.urls import site_of
 
-# A file extension a site may add or change when it moves pages (.html → .php).
-_EXTENSION = re.compile(r"\.(?:s?html?|php\d?|aspx?|jsp|cfm|cgi)$", re.IGNORECASE)
 # What makes the added part another page's name: a word (two letters or more) or a number
 # of three digits or more (a year, an id); `-2`, `-7` are a CMS's duplicate-slug suffixes.
 _NAMING = re.compile(r"[^\W\d_]{2,}|(?<!\d)\d{3,}")
 
 
 def _stem(path: str) -> str:
-    return _EXTENSION.sub("", unquote(path).lower().rstrip("/"))
+    # A file extension a site may add or change when it moves pages (.html → .php).
+    return FILE_EXTENSION.sub("", unquote(path).lower().rstrip("/"))
 
 
 def is_offshoot(dead_url: str, candidate_url: str) -> bool:

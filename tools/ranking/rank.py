@@ -416,16 +416,26 @@ def _context_similarity(weights: Mapping[str, float], vocabulary: set[str] | fro
     return sum(w for t, w in weights.items() if t in vocabulary) / total if total else 0.0
 
 
-def score_candidate(reference: Reference, candidate: CandidateEvidence) -> Scores:
-    """Every component score of one candidate against the reference (see `Scores`)."""
+def body_profile(reference: Reference, candidate: CandidateEvidence) -> TextProfile:
+    """The candidate's text (its page's main text, else its search snippet) as the ranking
+    compares it: shingled only when there is an archived copy to compare them with."""
+    document = candidate.document
+    body = document.text if document is not None else candidate.snippet
+    return profile_text(body, reference.profile.lang,
+                        width=4 if reference.profile.content is not None else 0)
+
+
+def score_candidate(reference: Reference, candidate: CandidateEvidence, *,
+                    profile: TextProfile | None = None) -> Scores:
+    """Every component score of one candidate against the reference (see `Scores`);
+    `profile`: its `body_profile` when the caller has it already."""
     ref = reference.profile
     document = candidate.document
     url = candidate.answer_url
     title = (document.title if document is not None and document.title else candidate.title)
-    body = document.text if document is not None else candidate.snippet
     scores = Scores()
 
-    profile = profile_text(body, ref.lang, width=4 if ref.content is not None else 0)
+    profile = profile if profile is not None else body_profile(reference, candidate)
     if ref.content is not None and document is not None and ref.model is not None:
         scores.content_cosine = cosine(ref.vector, profile.counts, norm_a=ref.vector_norm)
         scores.content_kld, scores.content_lm = ref.model.similarity(profile.counts, profile.length)
@@ -717,10 +727,12 @@ def _offshoot(reference: Reference, evidence: CandidateEvidence, scores: Scores)
     return is_offshoot(reference.dead_url, evidence.answer_url)
 
 
-def text_shortfalls(reference: Reference, candidates: Sequence[CandidateEvidence]) -> list[float]:
+def text_shortfalls(reference: Reference, candidates: Sequence[CandidateEvidence],
+                    profiles: Sequence[TextProfile] | None = None) -> list[float]:
     """How far each candidate's main text is behind the best other's against the link's own
     words (`ranking.textref`); all 0 with an archived copy (content features decide then) or
-    when the link gave no words of its own (anchor, context)."""
+    when the link gave no words of its own (anchor, context). `profiles`: the candidates'
+    `body_profile`s when the caller has them already."""
     ref = reference.profile
     context = [t.lower() for t in reference.context_terms]
     if ref.content is not None or not textref.has_own_words(ref.anchor_terms, context):
@@ -730,12 +742,12 @@ def text_shortfalls(reference: Reference, candidates: Sequence[CandidateEvidence
         linking=reference.linking_terms[:MAX_LINKING_TERMS],
         url=slug_tokens(reference.dead_url) if reference.dead_url else (),
         background=reference.background or wordfreq_background(ref.lang))
-    vocabularies: list[frozenset[str] | None] = []
-    for candidate in candidates:
-        document = candidate.document
-        text = document.text if document is not None else ""
-        vocabularies.append(frozenset(profile_text(text, ref.lang, width=0).counts)
-                            if text.strip() else None)
+    if profiles is None:
+        profiles = [body_profile(reference, candidate) for candidate in candidates]
+    # Only a page that was read has a main text to compare (a snippet is no text).
+    vocabularies = [profile.vocabulary
+                    if c.document is not None and c.document.text.strip() else None
+                    for c, profile in zip(candidates, profiles, strict=True)]
     matches: list[float | None] = []
     for candidate, vocabulary in zip(candidates, vocabularies, strict=True):
         if vocabulary is None:
@@ -763,16 +775,20 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
     is now (the fetched page's final URL).
     """
     has_memento = reference.has_memento
-    scored = [(evidence, score_candidate(reference, evidence)) for evidence in _merge(candidates)]
-    scored = [(e, s) for e, s in scored if keep_junk or s.junk not in DROPPED_JUNK]
+    merged = _merge(candidates)
+    profiles = [body_profile(reference, evidence) for evidence in merged]  # once a ranking
+    scored = [(evidence, score_candidate(reference, evidence, profile=profile), profile)
+              for evidence, profile in zip(merged, profiles, strict=True)]
+    scored = [(e, s, p) for e, s, p in scored if keep_junk or s.junk not in DROPPED_JUNK]
     # Per-ranking features compare a candidate with the others that can be the answer.
-    answerable = [i for i, (_e, s) in enumerate(scored) if s.junk not in DROPPED_JUNK]
+    answerable = [i for i, (_e, s, _p) in enumerate(scored) if s.junk not in DROPPED_JUNK]
     rows = ranking_features([features(scored[i][1], has_memento) for i in answerable])
     values_of = dict(zip(answerable, rows, strict=True))
-    behind = dict(zip(answerable, text_shortfalls(reference, [scored[i][0] for i in answerable]),
-                      strict=True))
+    behind = dict(zip(answerable, text_shortfalls(
+        reference, [scored[i][0] for i in answerable], [scored[i][2] for i in answerable]),
+        strict=True))
     ranked: list[tuple[tuple[float, ...], Candidate]] = []
-    for i, (evidence, scores) in enumerate(scored):
+    for i, (evidence, scores, _profile) in enumerate(scored):
         kind, confidence = decide(scores, has_memento, calibration, values=values_of.get(i))
         explanation = explain(scores, evidence.methods, reference.memento_date)
         if evidence.listing > 0 and scores.junk not in DROPPED_JUNK:

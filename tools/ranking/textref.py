@@ -21,7 +21,7 @@ words: anchor, context, the linking page's terms and, as a weak part, the dead U
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from pagetrail.tools import policy
 from pagetrail.tools.content.similarity import TermProbability
@@ -50,10 +50,10 @@ def link_words(*, anchor: Iterable[str] = (), context: Iterable[str] = (),
     return weights
 
 
-def has_own_words(anchor: Iterable[str], context: Iterable[str]) -> bool:
+def has_own_words(anchor: Collection[str], context: Collection[str]) -> bool:
     """The link said something of its own (an anchor or context with terms): URL words and
     the linking page's general terms alone are what a look-alike repeats or a site shares."""
-    return any(True for _ in anchor) or any(True for _ in context)
+    return bool(anchor) or bool(context)
 
 
 def text_match(reference: Mapping[str, float], vocabulary: frozenset[str] | set[str],

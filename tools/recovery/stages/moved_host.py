@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from pagetrail.tools import policy
+from pagetrail.tools.content.uritokens import public_suffix
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.net.fetch import unexplained_proxy_refusals
@@ -44,10 +45,11 @@ def named_hosts(found: Findings) -> list[str]:
 
 
 def _name(host: str) -> str:
-    """The label a site is named by (`www.spiegel.de` → `spiegel`): the one before the
-    top-level domain."""
-    labels = host.split(".")
-    return labels[-2] if len(labels) >= 2 else host
+    """The label a site is named by (`www.spiegel.de` → `spiegel`, `www.bbc.co.uk` → `bbc`):
+    the one before the public suffix."""
+    suffix = public_suffix(host)
+    stem = host.removesuffix(f".{suffix}") if suffix else host
+    return stem.rsplit(".", 1)[-1]
 
 
 def probe_order(dead_host: str, named: list[str],
@@ -56,7 +58,7 @@ def probe_order(dead_host: str, named: list[str],
     hosts the evidence names that are variants of it or carry its name
     (`spiegel.de` → `spiegelhq.de`), then `urls.host_variants` in its own order."""
     variants = host_variants(dead_host)
-    name = _name(site_of(f"https://{dead_host}/"))
+    name = _name(dead_host)
     carries_name = len(name) >= policy.MOVED_HOST_NAME_CHARS
 
     def kin(host: str) -> bool:

@@ -119,8 +119,11 @@ async def _sibling_redirects(ctx: Context, found: Findings) -> int:
         redirects = await _redirects(ctx, pick_siblings(ctx.url, await _listed_pages(ctx)))
         if ctx.store is not None:
             for old, new in redirects:
+                # A learned move, like the pipeline's: the database away past its wait
+                # stops the run (resumable) rather than losing it (memory.stored).
                 await memory.stored(found.failures, "recording a sibling's redirect", None,
-                                    record_move, ctx.store, old, new, MOVE_SOURCE)
+                                    record_move, ctx.store, old, new, MOVE_SOURCE,
+                                    required=True)
     added = 0
     for rank, url in enumerate(proposals(ctx.url, redirects), 1):
         if found.add_hit("INFER", Hit(url=url, rank=rank, engine="sibling redirects")) is not None:
