@@ -136,3 +136,18 @@ def test_built_in_engines_declare_their_scopes():
     assert {e.scope for e in (BraveEngine, GoogleEngine, DdgsEngine, SearxngEngine)} == {"web"}
     assert Engines.of([ListingEngine("site"), TableEngine("cdx", scope="archive")],
                       host_silent=False).listers == ["site", "cdx"]
+
+
+def test_archive_engines_that_remember_captures_are_found_by_their_declared_capability():
+    from pagetrail.tools.engines.cdx import CdxEngine
+
+    class Remembering(TableEngine):
+        def listed(self, host: str) -> list[str]:
+            return [f"https://{host}/a"]
+
+    remembering = Remembering("wayback", scope="archive")
+    web_with_listed = Remembering("web-with-listed")  # the capability alone is not enough
+    scoped = Engines.of([remembering, web_with_listed, TableEngine("plain", scope="archive")],
+                        host_silent=False)
+    assert scoped.capture_listers == (remembering,)
+    assert "listed" in vars(CdxEngine)  # the built-in archive engine declares it

@@ -29,6 +29,7 @@ SearchHit = Hit
 
 __all__ = [
     "SCOPES",
+    "CaptureLister",
     "Engine",
     "EngineContext",
     "EngineSkipped",
@@ -125,6 +126,16 @@ class SiteLister(Protocol):
 
     def has_listing(self, origin: str) -> bool: ...
     async def listing(self, origin: str) -> Any: ...
+
+
+@runtime_checkable
+class CaptureLister(Protocol):
+    """An "archive" engine that remembers the captures of a host it has listed, so a recovery
+    can read the archive's pages of the dead host (its siblings) without a request."""
+
+    name: str
+
+    def listed(self, host: str) -> list[str]: ...
 
 
 class HttpResponse(Protocol):

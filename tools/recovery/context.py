@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pagetrail.tools import policy
 from pagetrail.tools.archive.memento import CaptureListings
-from pagetrail.tools.engines.base import Engine, Scope, SearchContext, SiteLister, scope_of
+from pagetrail.tools.engines.base import (
+    CaptureLister,
+    Engine,
+    Scope,
+    SearchContext,
+    SiteLister,
+    scope_of,
+)
 from pagetrail.tools.models import ArchivedRedirect, Candidate, EngineFailure, Hit, Link, Query
 from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.net.urls import normalize_url, site_of, validate_url
@@ -110,6 +117,8 @@ class Engines:
     scopes: dict[str, Scope]  # engine name → scope, in the service's order
     site_local: list[str]  # "site"/"archive" engines asked for the dead host
     lister: SiteLister | None  # the "site" engine that reads a site's map, if any
+    # "archive" engines that remember the captures of the hosts they listed
+    capture_listers: tuple[CaptureLister, ...] = ()
 
     @classmethod
     def of(cls, engines: list[Engine], *, host_silent: bool) -> Engines:
@@ -121,6 +130,8 @@ class Engines:
                         or (scope == "site" and not host_silent)],
             lister=next((e for e in engines if scopes[e.name] == "site"
                          and isinstance(e, SiteLister)), None),
+            capture_listers=tuple(e for e in engines if scopes[e.name] == "archive"
+                                  and isinstance(e, CaptureLister)),
         )
 
     def of_scope(self, *scopes: Scope) -> list[str]:

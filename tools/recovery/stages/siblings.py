@@ -62,10 +62,8 @@ def _url_only(ctx: Context) -> bool:
 async def _listed_pages(ctx: Context) -> list[str]:
     """Pages of the dead host the recovery already has listings of (no request)."""
     urls: list[str] = []
-    for engine in ctx.service.engines:
-        listed = getattr(engine, "listed", None)
-        if callable(listed):
-            urls += listed(host_of(ctx.url))
+    for engine in ctx.engines.capture_listers:
+        urls += engine.listed(host_of(ctx.url))
     lister = ctx.engines.lister
     origin = site_origin(ctx.url)
     if lister is not None and lister.has_listing(origin):
