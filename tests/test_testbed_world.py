@@ -41,9 +41,10 @@ def test_tiny_world_loads_with_everything(tmp_path):
     assert b"Solar farms" in world.read_blob(world.lookup(tiny.moved_to).blob)
 
 
-def test_lookup_matches_trailing_slash_and_default_port(tmp_path):
+def test_lookup_matches_default_port_not_trailing_slash(tmp_path):
     world = load_world(_small_world(tmp_path / "w").write())
-    assert world.lookup("https://a.example/docs").url == "https://a.example/docs/"
+    assert world.lookup("https://a.example/docs") is None  # another resource
+    assert world.lookup("https://a.example/docs/").url == "https://a.example/docs/"
     assert world.lookup("https://A.example:443/docs/").url == "https://a.example/docs/"
     assert world.lookup("https://a.example").url == "https://a.example/"
     assert world.lookup("http://a.example/docs/") is None  # scheme matters

@@ -157,9 +157,10 @@ def world_dir(root: Path, name: str) -> Path:
 def resource_key(url: str) -> str:
     """Loose key for matching a requested URL against live.jsonl.
 
-    Lower-case scheme and host (IDNA ASCII), default port dropped, empty path = "/", trailing slash
-    dropped (except the root), fragment dropped. Scheme and "www." stay significant: those
-    are different resources on a real web (http:// often redirects to https://).
+    Lower-case scheme and host (IDNA ASCII), default port dropped, empty path = "/", fragment
+    dropped. Scheme, "www." and a trailing slash stay significant: those are different
+    resources on a real web (a site that drops its trailing slashes leaves the old URLs dead,
+    as a world may say; FORMAT.md lists resources by URL, and any other path is not found).
     """
     try:
         parts = urlsplit(url.strip())
@@ -170,8 +171,6 @@ def resource_key(url: str) -> str:
     host = canonical_host(parts.hostname or "")
     netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
     path = parts.path or "/"
-    if len(path) > 1:
-        path = path.rstrip("/") or "/"
     return urlunsplit((scheme, netloc, path, parts.query, ""))
 
 
