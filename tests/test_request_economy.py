@@ -212,3 +212,20 @@ def test_without_web_search_every_variant_is_probed():
     assert not ctx.engines.web
     asyncio.run(moved_host.moved_site_hosts(ctx, found))
     assert fetcher.requests == len(host_variants("gardenguide.example"))
+
+
+def test_pages_of_a_gone_host_are_not_read_and_are_no_answer():
+    """The check found the dead URL's host gone (silent, unreachable, parked): its other
+    pages cost a request each (a silent one, its whole timeout) and can't be a live answer.
+    Pages of other hosts are read as ever."""
+    elsewhere = "https://mirror.example/n/solar-farms-double"
+    pages = {u: Response(content=_page("Solar farms double", ARTICLE))
+             for u in (*URLS[:2], elsewhere)}
+    for gone, read in ((True, 1), (False, 3)):
+        fetcher = TableFetcher(pages)
+        ctx, found = make_context(DEAD, fetcher=fetcher, site_gone=gone)
+        _candidates(found, [*URLS[:2], elsewhere])
+        asyncio.run(fetch_candidates(ctx, found))
+        assert fetcher.requests == read
+        kept = {e.url for e in found.candidates.values()}
+        assert kept == ({elsewhere} if gone else {*URLS[:2], elsewhere})

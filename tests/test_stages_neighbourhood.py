@@ -88,3 +88,28 @@ def test_web_rounds_ask_the_web_and_the_index_never_the_site_engines():
 def test_no_web_round_without_a_web_engine_or_index():
     ctx, _found = make_context(DEAD, engines=[ListingEngine("mapper")])
     assert web.rounds(ctx, 0) == []
+
+
+def test_links_list_a_site_named_after_the_gone_one_however_weak_its_page():
+    # DEAD is on oldnews.example; a weak page of oldnewshq.example (named after it) and one
+    # of an unrelated site are found. Only a gone site's namesake is listed on its name alone.
+    weak = Scores(url_similarity=0.05)
+    ranked = [Candidate(url="https://www.oldnewshq.example/misc/unrelated-page", kind="replacement",
+                        confidence=0.01, scores=weak),
+              Candidate(url="https://news.example/misc/unrelated-page", kind="replacement",
+                        confidence=0.01, scores=weak)]
+    for gone, listed in ((True, {"www.oldnewshq.example"}), (False, set())):
+        ctx, found = make_context("https://www.oldnews.example/print/d-1615.html",
+                                  engines=[ListingEngine("mapper")], site_gone=gone)
+        found.ranked = ranked
+        asks = asyncio.run(links.plan(ctx, found))
+        assert {a.site for a in asks.now} == listed
+
+
+def test_a_site_is_named_by_the_label_before_its_public_suffix():
+    from pagetrail.tools.content.uritokens import carries_site_name, site_name
+
+    assert site_name("www.bbc.co.uk") == "bbc" and site_name("www.spiegel.de") == "spiegel"
+    assert carries_site_name("www.spiegel.de", "www.spiegelhq.de", 4)
+    assert not carries_site_name("www.spiegel.de", "www.zeit.de", 4)
+    assert not carries_site_name("www.ft.com", "www.draft.com", 4)  # too short a name

@@ -173,6 +173,22 @@ def _decode_punycode(host: str) -> str:
 
 
 @lru_cache(maxsize=65536)
+def site_name(host: str) -> str:
+    """The label a site is named by (`www.spiegel.de` → `spiegel`, `www.bbc.co.uk` → `bbc`):
+    the one before the public suffix."""
+    suffix = public_suffix(host)
+    stem = host.removesuffix(f".{suffix}") if suffix else host
+    return stem.rsplit(".", 1)[-1]
+
+
+def carries_site_name(dead_host: str, host: str, min_chars: int) -> bool:
+    """`host` is named after the dead one's site (`spiegel.de` → `spiegelhq.de`): a home the
+    site may have moved to that no variant rule guesses. Names shorter than `min_chars` are
+    too common to tell."""
+    name = site_name(dead_host)
+    return len(name) >= min_chars and name in site_name(host)
+
+
 def public_suffix(host: str) -> str:
     """The ICANN public suffix of `host` ("edu", "co.uk"); "" if none is known."""
     from tld import get_tld

@@ -16,7 +16,7 @@ from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.linkcheck.walls import response_wall
 from pagetrail.tools.models import Candidate, Link
 from pagetrail.tools.net.fetch import unexplained_proxy_refusals
-from pagetrail.tools.net.urls import normalize_url
+from pagetrail.tools.net.urls import host_of, normalize_url
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.ranking.rank import (
     CandidateEvidence,
@@ -137,6 +137,11 @@ async def read(ctx: Context, found: Findings, evidence: CandidateEvidence,
     """Fetch one candidate and keep what it says: its document, its links, how much it is a
     list of links; a dead or non-page candidate loses its hits (no answer)."""
     found.fetched.add(normalize_url(evidence.url))
+    if ctx.site_gone and host_of(evidence.url) == host_of(ctx.url):
+        # The check found the dead URL's host gone (silent, unreachable, parked): its other
+        # pages are no live answer either, and a silent host would spend the run's time.
+        evidence.hits.clear()
+        return
     async with limit:
         try:
             with unexplained_proxy_refusals():  # a failure is only "not read"

@@ -7,6 +7,7 @@ with the evidence."""
 from __future__ import annotations
 
 from pagetrail.tools import policy
+from pagetrail.tools.content.uritokens import carries_site_name
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.overlap import rank_by_overlap, rank_by_url
 from pagetrail.tools.models import Candidate, Hit
@@ -29,7 +30,13 @@ async def plan(ctx: Context, found: Findings) -> Asks:
     sites = {site_of(ctx.url)} | found.listed_sites
     for candidate in found.ranked[:NEIGHBOUR_DEPTH]:
         other = site_of(candidate.url)
-        if other in sites or len(found.listed_sites) >= NEW_HOSTS or not looks_related(candidate):
+        if other in sites or len(found.listed_sites) >= NEW_HOSTS:
+            continue
+        # A site named after a gone one is where it may live now, however weak the page
+        # that named it: its map may hold the dead page under a shape no search matched.
+        renamed = ctx.site_gone and carries_site_name(
+            host_of(ctx.url), host_of(candidate.url), policy.MOVED_HOST_NAME_CHARS)
+        if not (renamed or looks_related(candidate)):
             continue
         sites.add(other)
         found.listed_sites.add(other)

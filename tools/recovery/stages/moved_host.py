@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from pagetrail.tools import policy
-from pagetrail.tools.content.uritokens import public_suffix
+from pagetrail.tools.content.uritokens import carries_site_name
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.net.fetch import unexplained_proxy_refusals
@@ -44,27 +44,15 @@ def named_hosts(found: Findings) -> list[str]:
     return list(dict.fromkeys(h for h in (host_of(u) for u in urls) if h))
 
 
-def _name(host: str) -> str:
-    """The label a site is named by (`www.spiegel.de` → `spiegel`, `www.bbc.co.uk` → `bbc`):
-    the one before the public suffix."""
-    suffix = public_suffix(host)
-    stem = host.removesuffix(f".{suffix}") if suffix else host
-    return stem.rsplit(".", 1)[-1]
-
-
 def probe_order(dead_host: str, named: list[str],
                 cap: int = policy.MOVED_HOST_PROBES) -> list[str]:
     """The variants of `dead_host` to probe, at most `cap`, most likely first (pure): the
     hosts the evidence names that are variants of it or carry its name
     (`spiegel.de` → `spiegelhq.de`), then `urls.host_variants` in its own order."""
     variants = host_variants(dead_host)
-    name = _name(dead_host)
-    carries_name = len(name) >= policy.MOVED_HOST_NAME_CHARS
-
-    def kin(host: str) -> bool:
-        return host in variants or (carries_name and name in _name(host))
-
-    first = [h for h in named if h != dead_host and kin(h)]
+    first = [h for h in named if h != dead_host
+             and (h in variants
+                  or carries_site_name(dead_host, h, policy.MOVED_HOST_NAME_CHARS))]
     return list(dict.fromkeys(first + variants))[:cap]
 
 
