@@ -44,6 +44,15 @@ def test_other_addresses_are_not_offshoots(url):
 def test_a_site_root_grows_no_offshoots():
     assert not is_offshoot("https://news.example.org/", "https://news.example.org/about-us")
     assert not is_offshoot("https://news.example.org/a/", "https://news.example.org/a/b-c")
+    assert not is_offshoot("https://news.example.org/faq", "https://news.example.org/faq-2024")
+
+
+def test_a_page_number_after_the_story_name_is_a_page_address():
+    paged = "https://news.example.org/celebs/fans-fear-for-the-singer/21/"
+    assert is_offshoot(paged,
+                       "https://news.example.org/celebs/fans-fear-for-the-singer/21-second-look/")
+    assert not is_offshoot(paged, "https://news.example.org/celebs/fans-fear-for-the-singer/22/")
+    assert not is_offshoot("https://news.example.org/a/21/", "https://news.example.org/a/21-more/")
 
 
 def _text() -> str:

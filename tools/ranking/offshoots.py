@@ -29,6 +29,17 @@ def _stem(path: str) -> str:
     return FILE_EXTENSION.sub("", unquote(path).lower().rstrip("/"))
 
 
+def _page_address(stem: str) -> bool:
+    """A root or a one-word folder (`/news`, `/faq`) is no page address to grow out of; a
+    page's name followed by a short number is (`/story-slug/21`: a page of the story, an id)."""
+    segments = stem.strip("/").split("/")
+    if len(segments) < 1 or not segments[-1] or stem.count("/") < 1:
+        return False
+    if len(segments[-1]) >= 4:
+        return True
+    return segments[-1].isdigit() and len(segments) >= 2 and len(segments[-2]) >= 4
+
+
 def is_offshoot(dead_url: str, candidate_url: str) -> bool:
     """True when `candidate_url`, on the dead URL's site, is the dead address (extension and
     trailing slash aside) followed by a separator and at least one word or long number."""
@@ -41,8 +52,7 @@ def is_offshoot(dead_url: str, candidate_url: str) -> bool:
     if site_of(dead_url) != site_of(candidate_url):
         return False
     dead_stem, stem = _stem(dead.path), _stem(candidate.path)
-    # A root or a one-word folder is no page address to grow out of.
-    if dead_stem.count("/") < 1 or len(dead_stem.rsplit("/", 1)[-1]) < 4:
+    if not _page_address(dead_stem):
         return False
     if not stem.startswith(dead_stem) or len(stem) == len(dead_stem):
         return False
