@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pagetrail.tools.models import Document
-from pagetrail.tools.ranking.offshoots import is_offshoot
+from pagetrail.tools.ranking.offshoots import cut_short, grown_out, is_offshoot
 from pagetrail.tools.ranking.rank import CandidateEvidence, Reference, rank_candidates
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rank"
@@ -90,3 +90,34 @@ def test_an_offshoot_still_wins_alone_and_direct_evidence_lifts_the_penalty():
     ruled = rank_candidates(named, [lookalike])[0]
     assert "the dead address plus words" not in ruled.evidence
     assert ruled.confidence > alone[0].confidence
+
+
+def test_the_dead_address_cut_short_grows_offshoots_too():
+    dead = "https://news.example.org/article/1649/activist-says-all-conditions-are-met-for-revolt"
+    short = "https://news.example.org/article/1649/activist-says-all-conditions-are-met"
+    edition = "https://news.example.org/article/1649/activist-says-all-conditions-are-met-new-edition"
+    assert cut_short(dead, [short, edition, "https://other.example.org/article/1649/activist",
+                            "https://news.example.org/article/1649/activist-says-al"]) == [short]
+    assert not is_offshoot(dead, edition)  # not the dead address plus words …
+    assert grown_out(dead, edition, [short])  # … but the short one's
+    assert not grown_out(dead, short, [short])
+    assert not grown_out(dead, edition, [])
+
+
+def test_an_edition_of_the_shortened_page_ranks_below_it():
+    """URL only, the same text: the page under the shortened slug beats its edition, whose
+    address looks more like the dead one; without the short page the edition is not weighed
+    down."""
+    dead = "https://news.example.org/2019/11/wework-under-investigation-by-regulators/"
+    short = "https://news.example.org/2019/11/wework-under-investigation/"
+    edition = "https://news.example.org/2019/11/wework-under-investigation-new-edition/"
+    reference = Reference(dead_url=dead)
+
+    def page(url: str) -> CandidateEvidence:
+        return CandidateEvidence(url, Document(url=url, title="WeWork under investigation",
+                                               text=_text(), lang="en"), [("URL", "site", 1)])
+
+    ranked = rank_candidates(reference, [page(edition), page(short)])
+    assert [c.url for c in ranked] == [short, edition]
+    assert "plus words" in ranked[1].evidence
+    assert "plus words" not in rank_candidates(reference, [page(edition)])[0].evidence

@@ -9,11 +9,16 @@ dead one than the real answer's does, so without a penalty it wins on looks alon
 offshoot: a small number alone appended (`story-2`: a CMS's answer to a slug taken twice,
 often the page re-published; a year, `story-2024`, is an edition), another host's page (a
 republisher keeps the slug and adds its id).
+
+A site that shortened the slug (`/story-of-the-long-title` → `/story-of-the`) grows its
+offshoots out of the short address: when that page is among the candidates, the short address
+plus words (`/story-of-the-new-edition`) is an offshoot too (`cut_short`, `grown_out`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
 
 from pagetrail.tools.content.uritokens import FILE_EXTENSION
@@ -59,3 +64,30 @@ def is_offshoot(dead_url: str, candidate_url: str) -> bool:
     if stem[len(dead_stem)].isalnum():  # the dead slug's last word continues: another slug
         return False
     return _NAMING.search(stem[len(dead_stem):]) is not None
+
+
+def cut_short(dead_url: str, urls: Iterable[str]) -> list[str]:
+    """The `urls` that are the dead address cut short at a separator, on its site, and still
+    a page address (`/story-of-the-long-title` → `/story-of-the`): the slug a site shortened."""
+    try:
+        dead_stem = _stem(urlsplit(dead_url).path)
+    except ValueError:
+        return []
+    found = []
+    for url in urls:
+        try:
+            stem = _stem(urlsplit(url).path)
+        except ValueError:
+            continue
+        if site_of(url) == site_of(dead_url) and len(stem) < len(dead_stem) \
+                and dead_stem.startswith(stem) and not dead_stem[len(stem)].isalnum() \
+                and _page_address(stem):
+            found.append(url)
+    return found
+
+
+def grown_out(dead_url: str, candidate_url: str, short: Iterable[str] = ()) -> bool:
+    """An offshoot of the dead address, or of one of its `short` forms (`cut_short`) other
+    than the candidate itself."""
+    return is_offshoot(dead_url, candidate_url) or any(
+        url != candidate_url and is_offshoot(url, candidate_url) for url in short)

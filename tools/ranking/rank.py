@@ -55,7 +55,7 @@ from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import Candidate, Document, Kind, Query, Scores
 from pagetrail.tools.net.urls import normalize_url, site_of
 from pagetrail.tools.ranking import textref
-from pagetrail.tools.ranking.offshoots import is_offshoot
+from pagetrail.tools.ranking.offshoots import cut_short, grown_out
 
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 MOVED_COSINE = 0.9  # Martinez-Romo & Araujo §4.2: ≥ 0.9 cosine to the original = same page
@@ -717,14 +717,16 @@ def _merge(candidates: Iterable[CandidateEvidence]) -> list[CandidateEvidence]:
     return list(merged.values())
 
 
-def _offshoot(reference: Reference, evidence: CandidateEvidence, scores: Scores) -> bool:
-    """A page grown out of the dead address (`offshoots.is_offshoot`) that no direct
-    evidence (the site's redirect, a person's pick, its rewrite rule) names."""
+def _offshoot(reference: Reference, evidence: CandidateEvidence, scores: Scores,
+              short: Sequence[str]) -> bool:
+    """A page grown out of the dead address or out of a live short form of it
+    (`offshoots.grown_out`) that no direct evidence (the site's redirect, a person's pick,
+    its rewrite rule) names."""
     if not reference.dead_url or scores.junk in DROPPED_JUNK:
         return False
     if scores.redirect or scores.pick or scores.rule_support:
         return False
-    return is_offshoot(reference.dead_url, evidence.answer_url)
+    return grown_out(reference.dead_url, evidence.answer_url, short)
 
 
 def text_shortfalls(reference: Reference, candidates: Sequence[CandidateEvidence],
@@ -787,6 +789,9 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
     behind = dict(zip(answerable, text_shortfalls(
         reference, [scored[i][0] for i in answerable], [scored[i][2] for i in answerable]),
         strict=True))
+    # The dead address cut short, live among the candidates: offshoots grow out of it too.
+    short = cut_short(reference.dead_url, [scored[i][0].answer_url for i in answerable]) \
+        if reference.dead_url else []
     ranked: list[tuple[tuple[float, ...], Candidate]] = []
     for i, (evidence, scores, _profile) in enumerate(scored):
         kind, confidence = decide(scores, has_memento, calibration, values=values_of.get(i))
@@ -795,7 +800,7 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
             # A list of links to other pages only wins when nothing else does.
             confidence = round(policy.listing_confidence(confidence, evidence.listing), 4)
             explanation += f", penalised: a list of links ({evidence.listing:.2f})"
-        if _offshoot(reference, evidence, scores):
+        if _offshoot(reference, evidence, scores, short):
             confidence = round(confidence * policy.OFFSHOOT_FACTOR, 4)
             explanation += ", penalised: the dead address plus words (another page of the site)"
         factor = policy.text_shortfall_factor(behind.get(i, 0.0))
