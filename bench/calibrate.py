@@ -17,6 +17,15 @@ with the worst held-out world named; `--lowo-only` prints that and stops.
 world); `--reuse` refits from that file without serving anything, so fits can be compared in
 seconds. The per-ranking features (`rank.ranking_features`) are recomputed from the stored
 candidates, so a feature change needs no new collection.
+
+The samples also keep each case's live candidates as ranked (`Candidate` with its `Scores`,
+which carry what is weighed after the calibration: listing degree, offshoot, text shortfall),
+and a case is judged by re-ranking them as the pipeline does (`ranking.replay`: direct-evidence
+floors, the after-calibration factors, the weak-anchor clamp), so the figures are those of the
+ranking a user gets; `replay` reports how many re-ranked cases differ from the pipeline's own
+under the shipped values (0 expected) and `shipped` the shipped values' figures.
+`--after-features` fits the after-calibration evidence as features instead of the hand-set
+factors; bench/sweep_factors.py sweeps those factors leave-one-world-out.
 """
 
 from __future__ import annotations

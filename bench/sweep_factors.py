@@ -137,8 +137,8 @@ def main() -> None:
     parser.add_argument("--regularization", type=float, default=1.0)
     parser.add_argument("--grid", choices=sorted(GRIDS), action="append")
     args = parser.parse_args()
-    items = [j for j in calibrate.load_samples(args.samples) if j.live]
-    if not items:
+    items = calibrate.load_samples(args.samples)  # a case without candidates counts, as a miss
+    if not any(item.live for item in items):
         parser.error(f"{args.samples} keeps no candidates (collected before they were kept)")
     fits: dict[str | None, Calibration] = {}
 
