@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -67,3 +68,22 @@ def test_ties_go_to_the_mildest_value():
     assert sweep_factors.choose(grid, table, ["x"]) == 1
     table = [{"x": (0.5, 0)}, {"x": (0.5, 1)}, {"x": (0.4, 0)}]
     assert sweep_factors.choose(grid, table, ["x"]) == 0  # fewer confidently wrong first
+
+
+def test_both_scripts_run_on_a_tiny_samples_file(tmp_path, monkeypatch, capsys):
+    items = [_case(w, i, offshoot_right=i == 0) for w in ("a", "b") for i in range(3)]
+    path = tmp_path / "samples.json"
+    calibrate.save_samples(path, items)
+    monkeypatch.setattr(sys, "argv", ["sweep_factors.py", str(path), "--refit",
+                                      "--grid", "offshoot_factor"])
+    sweep_factors.main()
+    result = json.loads(capsys.readouterr().out)["offshoot_factor"]
+    assert set(result["held_out"]) == {"a", "b"}
+    monkeypatch.setattr(sys, "argv", ["calibrate.py", str(tmp_path / "a"), str(tmp_path / "b"),
+                                      "--samples", str(path), "--reuse", "--lowo-only",
+                                      "--folds", "2"])
+    calibrate.main()
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    # the hand-made candidates were stored with confidence 0: the replay says they differ
+    assert lines[0]["replay"]["cases"] == 6 and lines[0]["replay"]["confidences_differ"] > 0
+    assert "leave_one_world_out" in lines[-1]
