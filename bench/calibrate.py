@@ -17,6 +17,15 @@ with the worst held-out world named; `--lowo-only` prints that and stops.
 world); `--reuse` refits from that file without serving anything, so fits can be compared in
 seconds. The per-ranking features (`rank.ranking_features`) are recomputed from the stored
 candidates, so a feature change needs no new collection.
+
+The samples also keep each case's live candidates as ranked (`Candidate` with its `Scores`,
+which carry what is weighed after the calibration: listing degree, offshoot, text shortfall),
+and a case is judged by re-ranking them as the pipeline does (`ranking.replay`: direct-evidence
+floors, the after-calibration factors, the weak-anchor clamp), so the figures are those of the
+ranking a user gets; `replay` reports how many re-ranked cases differ from the pipeline's own
+under the shipped values (0 expected) and `shipped` the shipped values' figures.
+`--after-features` fits the after-calibration evidence as features instead of the hand-set
+factors; bench/sweep_factors.py sweeps those factors leave-one-world-out.
 """
 
 from __future__ import annotations
@@ -26,20 +35,33 @@ import asyncio
 import json
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from pagetrail.store import Store
-from pagetrail.tools.models import Recovery
+from pagetrail.tools.models import Candidate, Recovery
 from pagetrail.tools.net.urls import normalize_url
-from pagetrail.tools.policy import CONFIDENT, FITTED_FILE
+from pagetrail.tools.policy import CONFIDENT, FITTED_FILE, WEAK_ANCHOR_CLAMP
 from pagetrail.tools.ranking.rank import (
+    FEATURES,
     Calibration,
+    default_calibration,
     features,
     fit_calibration,
     ranking_features,
+)
+from pagetrail.tools.ranking.replay import (
+    AFTER_FEATURES,
+    AfterFactors,
+    case_has_memento,
+    rerank,
+    values_of,
+)
+from pagetrail.tools.ranking.replay import (
+    live as kept_by_ranking,
 )
 from pagetrail.tools.recovery.pipeline import recover
 from pagetrail.tools.testbed import Testbed, load_world
@@ -56,10 +78,42 @@ class Judged:
     world: str
     case: dict[str, Any]
     samples: list[Sample]
+    # The same live candidates as the pipeline ranked them (`Candidate.model_dump`: URL,
+    # confidence, scores with what is weighed after the calibration): empty in samples
+    # collected before they were kept.
+    live: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def scored(self) -> bool:
         return self.case["expect"]["kind"] in SUCCESS_KINDS
+
+    @cached_property
+    def candidates(self) -> list[Candidate]:
+        return kept_by_ranking([Candidate.model_validate(c) for c in self.live])
+
+    @cached_property
+    def values(self) -> list[dict[str, float]]:
+        """The candidates' features within their ranking, as the ranking computes them."""
+        return values_of(self.candidates, case_has_memento(self.candidates))
+
+    @cached_property
+    def labels(self) -> list[bool]:
+        expected = {normalize_url(u) for u in self.case["expect"].get("urls", [])}
+        return [normalize_url(c.url) in expected for c in self.candidates]
+
+    @cached_property
+    def weak_anchor(self) -> bool:
+        """The answer step clamped every confidence (a weak anchor, `policy.WEAK_ANCHOR_CLAMP`):
+        seen as stored confidences all at or under the clamp where the shipped ranking gives
+        more."""
+        if not self.candidates or any(c.confidence > WEAK_ANCHOR_CLAMP for c in self.candidates):
+            return False
+        return any(conf > WEAK_ANCHOR_CLAMP for conf, _c in self.rerank(default_calibration()))
+
+    def rerank(self, calibration: Calibration, factors: AfterFactors | None = None
+               ) -> list[tuple[float, Candidate]]:
+        """The live candidates re-ranked (`replay.rerank`), before any weak-anchor clamp."""
+        return rerank(self.candidates, calibration, factors, values=self.values)
 
 
 async def collect(world_dir: Path, concurrency: int) -> list[tuple[dict[str, Any], Recovery]]:
@@ -97,6 +151,11 @@ def samples_of(case: dict[str, Any], recovery: Recovery) -> list[Sample]:
              normalize_url(c.url) in expected) for c in live]
 
 
+def live_of(recovery: Recovery) -> list[dict[str, Any]]:
+    """The live candidates of a recovery as stored with the samples (same order)."""
+    return [c.model_dump(mode="json") for c in recovery.candidates if c.kind != "archived"]
+
+
 def with_ranking_features(samples: Sequence[Sample]) -> list[Sample]:
     """The samples of one case with the per-ranking features recomputed over all of them."""
     rows = ranking_features([f for f, _y in samples])
@@ -116,20 +175,51 @@ def assign_folds(judged: Sequence[Judged], folds: int) -> list[int]:
 
 
 def training_rows(judged: Sequence[Judged]) -> list[Sample]:
-    return [s for item in judged for s in with_ranking_features(item.samples)[:TRAIN_TOP]]
+    """The top TRAIN_TOP candidates of each case in the pipeline's order, with the features
+    the ranking computes (stored candidates) or the stored features (older samples)."""
+    rows: list[Sample] = []
+    for item in judged:
+        if item.live:
+            rows += list(zip(item.values, item.labels, strict=True))[:TRAIN_TOP]
+        else:
+            rows += with_ranking_features(item.samples)[:TRAIN_TOP]
+    return rows
 
 
-def judge(calibration: Calibration, item: Judged) -> tuple[bool, bool]:
-    """(right at rank 1, confidently wrong) of a case re-ranked by `calibration`.
+def judge(calibration: Calibration, item: Judged,
+          factors: AfterFactors | None = None) -> tuple[bool, bool]:
+    """(right at rank 1, confidently wrong) of a case re-ranked by `calibration`, with the
+    after-calibration `factors` (default: the shipped ones) when the samples kept the
+    candidates (`replay.rerank`); older samples are re-ranked by the calibration alone.
 
     Confidently wrong: a live candidate ranked first at ≥ CONFIDENT that is not an expected
     URL (on a scored case), or any live candidate so ranked on a case with no live answer."""
-    ranked = sorted(((calibration.confidence(f), y) for f, y in with_ranking_features(item.samples)),
-                    key=lambda pair: -pair[0])
-    if not ranked:
+    if item.live:
+        label = dict(zip((id(c) for c in item.candidates), item.labels, strict=True))
+        reranked = [(conf, label[id(c)]) for conf, c in item.rerank(calibration, factors)]
+        if item.weak_anchor:
+            reranked = [(min(conf, WEAK_ANCHOR_CLAMP), y) for conf, y in reranked]
+    else:
+        reranked = sorted(((calibration.confidence(f), y)
+                           for f, y in with_ranking_features(item.samples)),
+                          key=lambda pair: -pair[0])
+    if not reranked:
         return False, False
-    confidence, correct = ranked[0]
+    confidence, correct = reranked[0]
     return correct, confidence >= CONFIDENT and not correct
+
+
+def replay_check(item: Judged) -> tuple[int, bool]:
+    """(candidates whose replayed confidence differs from the stored one, whether the top
+    candidate differs) under the shipped calibration and factors: 0, False when the
+    re-ranking reproduces the pipeline's."""
+    reranked = item.rerank(default_calibration())
+    if item.weak_anchor:
+        reranked = [(min(conf, WEAK_ANCHOR_CLAMP), c) for conf, c in reranked]
+    stored = {id(c): c.confidence for c in item.candidates}
+    differ = sum(abs(conf - stored[id(c)]) > 1e-3 for conf, c in reranked)
+    top_differs = bool(reranked) and reranked[0][1] is not item.candidates[0]
+    return differ, top_differs
 
 
 def report(judged: Sequence[Judged], outcomes: Sequence[tuple[bool, bool]]) -> dict[str, Any]:
@@ -150,21 +240,24 @@ def report(judged: Sequence[Judged], outcomes: Sequence[tuple[bool, bool]]) -> d
     return out
 
 
-def cross_validate(judged: Sequence[Judged], folds: int, *, regularization: float = 1.0
+def cross_validate(judged: Sequence[Judged], folds: int, *, regularization: float = 1.0,
+                   names: Sequence[str] = FEATURES, factors: AfterFactors | None = None
                    ) -> dict[str, Any]:
     """k-fold cross-validated `report` (each case judged by a fit that never saw it)."""
     fold_of = assign_folds(judged, folds)
     outcomes: list[tuple[bool, bool] | None] = [None] * len(judged)
     for fold in range(folds):
         train = [item for item, f in zip(judged, fold_of, strict=True) if f != fold]
-        calibration = fit_calibration(training_rows(train), regularization=regularization)
+        calibration = fit_calibration(training_rows(train), regularization=regularization,
+                                      names=names)
         for i, f in enumerate(fold_of):
             if f == fold:
-                outcomes[i] = judge(calibration, judged[i])
+                outcomes[i] = judge(calibration, judged[i], factors)
     return report(judged, [o for o in outcomes if o is not None])
 
 
-def leave_one_world_out(judged: Sequence[Judged], *, regularization: float = 1.0
+def leave_one_world_out(judged: Sequence[Judged], *, regularization: float = 1.0,
+                        names: Sequence[str] = FEATURES, factors: AfterFactors | None = None
                         ) -> dict[str, Any]:
     """For each world: fit on every other world, judge that world's cases (`report` of the
     held-out world), plus `worst` (the held-out world with the lowest success@1) and the
@@ -177,31 +270,36 @@ def leave_one_world_out(judged: Sequence[Judged], *, regularization: float = 1.0
     for world in worlds:
         train = [item for item in judged if item.world != world]
         test = [item for item in judged if item.world == world]
-        calibration = fit_calibration(training_rows(train), regularization=regularization)
-        held_out[world] = report(test, [judge(calibration, item) for item in test])[world]
+        calibration = fit_calibration(training_rows(train), regularization=regularization,
+                                      names=names)
+        held_out[world] = report(test, [judge(calibration, item, factors)
+                                        for item in test])[world]
         fitted_on[world] = [w for w in worlds if w != world]
     worst = min(worlds, key=lambda w: (held_out[w]["success_at_1"],
                                        -held_out[w]["confident_wrong"]))
     return {"held_out": held_out, "fitted_on": fitted_on, "worst": worst}
 
 
-def in_sample(judged: Sequence[Judged], calibration: Calibration) -> dict[str, Any]:
-    return report(judged, [judge(calibration, item) for item in judged])
+def in_sample(judged: Sequence[Judged], calibration: Calibration,
+              factors: AfterFactors | None = None) -> dict[str, Any]:
+    return report(judged, [judge(calibration, item, factors) for item in judged])
 
 
 def load_samples(path: Path) -> list[Judged]:
     data = json.loads(path.read_text(encoding="utf-8"))
     return [Judged(str(row["world"]), row["case"],
-                   [(dict(f), bool(y)) for f, y in row["samples"]]) for row in data]
+                   [(dict(f), bool(y)) for f, y in row["samples"]], list(row.get("live", [])))
+            for row in data]
 
 
 def save_samples(path: Path, judged: Sequence[Judged]) -> None:
-    path.write_text(json.dumps([{"world": j.world, "case": j.case, "samples": j.samples}
-                                for j in judged]), encoding="utf-8")
+    path.write_text(json.dumps([{"world": j.world, "case": j.case, "samples": j.samples,
+                                 "live": j.live} for j in judged]), encoding="utf-8")
 
 
 def judged_of(world: str, results: Sequence[tuple[Mapping[str, Any], Recovery]]) -> list[Judged]:
-    return [Judged(world, dict(case), samples_of(dict(case), recovery)) for case, recovery in
+    return [Judged(world, dict(case), samples_of(dict(case), recovery), live_of(recovery))
+            for case, recovery in
             sorted(results, key=lambda item: str(item[0]["id"]))
             if case["expect"]["kind"] != "alive"]
 
@@ -222,6 +320,10 @@ def main() -> None:
     parser.add_argument("--lowo-only", action="store_true",
                         help="report leave-one-world-out (fit on the other worlds, measure on "
                              "each) and the cross-validation, write nothing")
+    parser.add_argument("--after-features", action="store_true",
+                        help="fit the evidence weighed after the calibration (listing degree, "
+                             "offshoot, text shortfall: replay.AFTER_FEATURES) as features, "
+                             "with the hand-set factors off")
     parser.add_argument("--dry-run", action="store_true",
                         help="report the cross-validation and in-sample figures, write nothing")
     args = parser.parse_args()
@@ -241,15 +343,25 @@ def main() -> None:
             judged += judged_of(world.name, asyncio.run(collect(world, args.concurrency)))
             if args.samples is not None:  # after each world: a long run keeps what it did
                 save_samples(args.samples, judged)
-    print(json.dumps({"cross_validated": cross_validate(judged, args.folds,
-                                                        regularization=args.regularization)}))
+    replayed = [item for item in judged if item.live]
+    if replayed:
+        checks = [replay_check(item) for item in replayed]
+        print(json.dumps({"replay": {
+            "cases": len(replayed), "top_differs": sum(top for _n, top in checks),
+            "confidences_differ": sum(n for n, _top in checks),
+            "candidates": sum(len(item.live) for item in replayed)}}))
+        print(json.dumps({"shipped": in_sample(judged, default_calibration())}))
+    fitted = FEATURES + AFTER_FEATURES if args.after_features else FEATURES
+    factors = AfterFactors.neutral() if args.after_features else None
+    options = {"regularization": args.regularization, "names": fitted, "factors": factors}
+    print(json.dumps({"cross_validated": cross_validate(judged, args.folds, **options)}))
     if len(names) > 1:
-        print(json.dumps({"leave_one_world_out": leave_one_world_out(
-            judged, regularization=args.regularization)}))
+        print(json.dumps({"leave_one_world_out": leave_one_world_out(judged, **options)}))
     if args.lowo_only:
         return
-    calibration = fit_calibration(training_rows(judged), regularization=args.regularization)
-    print(json.dumps({"in_sample": in_sample(judged, calibration)}))
+    calibration = fit_calibration(training_rows(judged), regularization=args.regularization,
+                                  names=fitted)
+    print(json.dumps({"in_sample": in_sample(judged, calibration, factors)}))
     if args.dry_run:
         print(calibration.to_json())
         return

@@ -11,6 +11,8 @@ offshoot keeps its order. Then, for each world, the factor that scores best on t
 worlds (ties to the mildest) is scored on it: the figure for a web the value was not chosen
 on. An approximation: the penalty also steers the stop rule and which candidates are read,
 which a re-sort cannot redo, and direct evidence that lifts the penalty is not in a report.
+bench/sweep_factors.py does this exactly (from calibration samples, which keep the scores)
+for the offshoot, text-shortfall and listing factors, with the calibration refitted or not.
 """
 
 from __future__ import annotations

@@ -53,9 +53,9 @@ def test_cross_validation_reports_each_world_and_never_tests_on_training_cases(m
     judged_in_fold: list[list[str]] = []
     real_judge = calibrate.judge
 
-    def judge_spy(calibration, item):
+    def judge_spy(calibration, item, *args):
         judged_in_fold.append([item.case["id"]])
-        return real_judge(calibration, item)
+        return real_judge(calibration, item, *args)
 
     monkeypatch.setattr(calibrate, "fit_calibration", spy)
     monkeypatch.setattr(calibrate, "judge", judge_spy)

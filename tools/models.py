@@ -183,6 +183,10 @@ class Scores(BaseModel):
     context_similarity: float | None = None  # weighted share of anchor/context/URL terms found
     final: float = 0.0  # the combined score candidates are ranked by (before calibration)
     junk: str = ""  # why the candidate is penalised (e.g. "site_root"), empty when it is not
+    # Weighed after the calibration (rank.rank_candidates), kept so a refit can redo it:
+    listing: float = 0.0  # how much the page is a list of links (policy.listing_degree)
+    offshoot: bool = False  # the dead address plus words, no direct evidence (offshoots)
+    text_shortfall: float = 0.0  # how far its text is behind the best other's (textref)
 
 
 class Candidate(BaseModel):

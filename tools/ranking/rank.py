@@ -599,11 +599,13 @@ def default_calibration() -> Calibration:
 
 
 def fit_calibration(samples: Sequence[tuple[Mapping[str, float] | Scores, bool]], *,
-                    regularization: float = 1.0) -> Calibration:
+                    regularization: float = 1.0,
+                    names: Sequence[str] = FEATURES) -> Calibration:
     """Fit the confidence on judged candidates: (features or Scores, is_correct) pairs.
 
     Scores are turned into features with `features(scores, has_memento)`, where the archived
-    copy is taken to exist when a content score was computed.
+    copy is taken to exist when a content score was computed. `names`: the features fitted
+    (tooling may try others; `Calibration.from_json` only loads FEATURES).
     """
     from sklearn.linear_model import LogisticRegression  # heavy import, only when fitting
 
@@ -612,7 +614,7 @@ def fit_calibration(samples: Sequence[tuple[Mapping[str, float] | Scores, bool]]
     for sample, correct in samples:
         values = (features(sample, has_memento=sample.content_cosine is not None)
                   if isinstance(sample, Scores) else sample)
-        rows.append([float(values.get(name, 0.0)) for name in FEATURES])
+        rows.append([float(values.get(name, 0.0)) for name in names])
         labels.append(int(bool(correct)))
     if len(set(labels)) < 2:
         raise ConfigError("calibration needs both correct and wrong candidates")
@@ -620,7 +622,7 @@ def fit_calibration(samples: Sequence[tuple[Mapping[str, float] | Scores, bool]]
     model.fit(rows, labels)
     return Calibration(
         intercept=float(model.intercept_[0]),
-        coefficients={name: float(c) for name, c in zip(FEATURES, model.coef_[0], strict=True)},
+        coefficients={name: float(c) for name, c in zip(names, model.coef_[0], strict=True)},
     )
 
 
@@ -794,13 +796,17 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
         if reference.dead_url else []
     ranked: list[tuple[tuple[float, ...], Candidate]] = []
     for i, (evidence, scores, _profile) in enumerate(scored):
+        offshoot = _offshoot(reference, evidence, scores, short)
+        scores.listing = evidence.listing if scores.junk not in DROPPED_JUNK else 0.0
+        scores.offshoot = offshoot
+        scores.text_shortfall = behind.get(i, 0.0)
         kind, confidence = decide(scores, has_memento, calibration, values=values_of.get(i))
         explanation = explain(scores, evidence.methods, reference.memento_date)
         if evidence.listing > 0 and scores.junk not in DROPPED_JUNK:
             # A list of links to other pages only wins when nothing else does.
             confidence = round(policy.listing_confidence(confidence, evidence.listing), 4)
             explanation += f", penalised: a list of links ({evidence.listing:.2f})"
-        if _offshoot(reference, evidence, scores, short):
+        if offshoot:
             confidence = round(confidence * policy.OFFSHOOT_FACTOR, 4)
             explanation += ", penalised: the dead address plus words (another page of the site)"
         factor = policy.text_shortfall_factor(behind.get(i, 0.0))
