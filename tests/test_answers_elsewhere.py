@@ -17,16 +17,18 @@ from pagetrail.tools.recovery.pipeline import answers_elsewhere
 def test_a_site_that_answered_for_two_dead_sites_is_an_answer_site(store):
     assert record_answer_elsewhere(store, "https://a.example/x", "https://www.wire.example/1",
                                    kind="replacement", confidence=0.8)
-    assert answer_sites(store) == []  # one dead site is no pattern yet
+    # By default (policy.ANSWER_SITE_MIN_DEAD_SITES) one dead site makes an answer site …
+    assert [s.site for s in answer_sites(store)] == ["wire.example"]
+    assert answer_sites(store, min_dead_sites=2) == []  # … and two make a pattern
     # The same dead site again does not count twice; the same answer is not stored twice.
     assert record_answer_elsewhere(store, "https://www.a.example/y", "https://wire.example/2",
                                    kind="replacement", confidence=0.7)
     assert not record_answer_elsewhere(store, "https://a.example/x", "https://www.wire.example/1",
                                        kind="replacement", confidence=0.8)
-    assert answer_sites(store) == []
+    assert answer_sites(store, min_dead_sites=2) == []
     assert record_answer_elsewhere(store, "https://b.example/z", "https://www.wire.example/3",
                                    kind="moved", confidence=0.9)
-    [found] = answer_sites(store)
+    [found] = answer_sites(store, min_dead_sites=2)
     assert (found.site, found.dead_sites, found.answers) == ("wire.example", 2, 3)
     assert found.example_url.startswith(("https://www.wire.example/", "https://wire.example/"))
 

@@ -23,6 +23,7 @@ from pagetrail.store.picks import PickRecord, insert_pick, picked_since, picks_o
 from pagetrail.store.recoveries import latest_recovery, remember_recovery
 from pagetrail.store.scans import first_seen
 from pagetrail.store.searches import cache_hits, cached_hits
+from pagetrail.tools import policy
 from pagetrail.tools.errors import InvalidURL
 from pagetrail.tools.models import EngineFailure, Recovery
 from pagetrail.tools.net.urls import normalize_url, same_url, site_of, validate_url
@@ -112,7 +113,8 @@ def record_answer_elsewhere(store: Store, dead_url: str, answer_url: str, *, kin
                                    source=source)
 
 
-def answer_sites(store: Store, *, exclude_url: str = "", min_dead_sites: int = 2,
+def answer_sites(store: Store, *, exclude_url: str = "",
+                 min_dead_sites: int = policy.ANSWER_SITE_MIN_DEAD_SITES,
                  limit: int = 4) -> list[AnswerSite]:
     """Sites that held answers for at least `min_dead_sites` other dead sites: where an
     answer for a new dead link may live too (a republisher, a mirror). The dead link's own
