@@ -229,3 +229,79 @@ def test_pages_of_a_gone_host_are_not_read_and_are_no_answer():
         assert fetcher.requests == read
         kept = {e.url for e in found.candidates.values()}
         assert kept == ({elsewhere} if gone else {*URLS[:2], elsewhere})
+
+
+# ------------------------------------------------------------------ how deep a list is read
+
+
+def test_a_deep_topic_hit_is_read_only_on_a_site_whose_links_are_followed():
+    """An anchor query's third hit is read on the dead site (a tag page there may link the
+    moved page), not elsewhere; a title query's is read anywhere."""
+    from pagetrail.tools.recovery.candidates import fetch_order
+    from pagetrail.tools.recovery.context import Budget, DeadURL, Findings
+
+    found = Findings(DeadURL(DEAD), Budget(fetch_per_query=4))
+    deep = policy.TOPIC_FETCH_PER_QUERY + 1
+    found.add_hit("ANC", Hit(url="https://gardenguide.example/tag/solar/", rank=deep,
+                             engine="searxng"))
+    found.add_hit("ANC", Hit(url="https://elsewhere.example/solar", rank=deep,
+                             engine="searxng"))
+    found.add_hit("TI", Hit(url="https://other.example/c", rank=deep, engine="searxng"))
+    assert sorted(e.url for e in fetch_order(found, DEAD)) == [
+        "https://gardenguide.example/tag/solar/", "https://other.example/c"]
+    found.listed_sites.add("elsewhere.example")  # a site the page may have moved to
+    assert "https://elsewhere.example/solar" in [e.url for e in fetch_order(found, DEAD)]
+
+
+# ------------------------------------------------------------------ the link graph
+
+
+def test_only_links_that_are_a_lead_are_followed():
+    """A link carrying the query's words, or with an address like the dead one, is followed;
+    one that only shares the folder or a common word (a section, the next article) is not."""
+    from pagetrail.tools.recovery.stages.links import worth_following
+
+    recall = {"https://s.example/news/solar-farms-doubled": 0.9,
+              "https://s.example/news/": 0.2,
+              "https://s.example/tag/solar/": policy.LINK_MIN_RECALL - 0.1}
+    likeness = {"https://s.example/news/solar-farms-doubled": 0.8,
+                "https://s.example/news/council-meets": 0.3,
+                "https://s.example/archive/news/solar-farms-double.html":
+                    policy.LINK_MIN_LIKENESS}
+    assert worth_following(recall, likeness) == {
+        "https://s.example/news/solar-farms-doubled",
+        "https://s.example/archive/news/solar-farms-double.html"}
+
+
+def test_follow_links_adds_no_unrelated_link_of_the_folder():
+    from pagetrail.tools.models import Link
+    from pagetrail.tools.recovery.context import Budget, DeadURL, Findings
+    from pagetrail.tools.recovery.stages.links import follow_links
+
+    site = "https://gardenguide.example"
+    moved = f"{site}/news/2020/solar-farms-double-their-output"
+    links = [Link(url=moved, anchor="Solar farms double their output"),
+             Link(url=f"{site}/news/2020/library-budget", anchor="Library budget debated"),
+             Link(url=f"{site}/news/", anchor="News")]
+    found = Findings(DeadURL(DEAD), Budget())
+    found.outlinks[f"{site}/news/2020/"] = links
+    assert follow_links(found, "Solar farms double their output", {"gardenguide.example"}) == 1
+    assert [e.url for e in found.candidates.values()] == [moved]
+
+
+def test_a_topic_query_is_read_less_deep_than_a_query_naming_the_page():
+    """The anchor's words, tags or a lexical signature name the page's topic: their lists
+    are read to policy.TOPIC_FETCH_PER_QUERY; the title's or the address's to the budget."""
+    from pagetrail.tools.recovery.candidates import query_depth, within_depth
+
+    depth = policy.TOPIC_FETCH_PER_QUERY + 2
+    for method in ("ANC", "ANC+", "TA", "LS5", "LS7", "LNLS"):
+        assert query_depth(method, depth) == policy.TOPIC_FETCH_PER_QUERY
+        assert query_depth(method, depth, followed=True) == depth
+    for method in ("TI", "URL", "SITE", "LINKS"):
+        assert query_depth(method, depth) == depth
+    assert query_depth("ANC", 1) == 1  # a shallower budget bounds it
+    assert not within_depth([("ANC", "searxng", policy.TOPIC_FETCH_PER_QUERY + 1)], depth)
+    assert within_depth([("ANC", "searxng", policy.TOPIC_FETCH_PER_QUERY + 1),
+                         ("TI", "searxng", policy.TOPIC_FETCH_PER_QUERY + 1)], depth)
+

@@ -220,8 +220,19 @@ RECOVERY_SECONDS: float = Settings.model_fields["recovery_seconds"].default
 HITS_PER_QUERY = 10  # hits kept of each engine's answer to a query (a first result page)
 # Only the top of each query's list is worth fetching (requests per case). 3 was tried for
 # issue #27 (dev3 requests median 30 → 23) and lost three first answers found at rank 4–5 of
-# the site's own map (dev3 c0108, c0182, c0197); 4 still lost one: kept at 5.
-FETCH_PER_QUERY = 5
+# the site's own map (dev3 c0108, c0182, c0197); 4 still lost one, and 5 was kept. With the
+# read-before-answer rule (`VERIFY_TOP`) 4 loses none: dev 19 → 19, dev2 20 → 19, dev3
+# 22.5 → 22 (issue #27, cost2; 3 still lost dev3 c0088 and c0197).
+FETCH_PER_QUERY = 4
+# ... and of a query of the page's topic rather than its name (tags, lexical signatures, the
+# anchor and its expansions: `candidates.TOPIC_METHODS`) only the first this many, unless the
+# page is on a site whose links are followed (a hub there may link the answer). Traced on full
+# runs (cost2, issue #27): of such hits read at rank 3–4 (no title, address or site query
+# listing them higher) one was the right page in dev3 (c0061, 206 reads), none in dev (142
+# reads); 224 of dev3's and 126 of dev's were on sites neither dead nor the answer's. Cut on
+# every site it lost dev3 c0088, whose answer is linked from a section page of its new host
+# read at rank 4 of an anchor query: hence the exception.
+TOPIC_FETCH_PER_QUERY = 2
 
 # ------------------------------------------------------------------ request economy
 
@@ -256,6 +267,15 @@ FIRST_FETCH_WAVE = 4
 # among them were all of rank 1 or 2; 3, not 2, so that a moved page third among a hub's
 # look-alike links is still read (tests/test_recover_noweb.py; hand-set, issue #27).
 LINK_CANDIDATES = 3
+# ... and only links that are a lead (`links.worth_following`): their anchor and URL carry this
+# share of the query's terms (`overlap.rank_by_overlap`'s recall), or their URL is this like
+# the dead one (`overlap.rank_by_url`). Traced on full runs (cost2, issue #27): the right
+# pages the link graph found had recall ≥ 0.65 (dev3 24 of 24, dev 17 of 18), or, for a
+# query of the anchor's words only, a URL 0.55 like the dead one (dev c0066); 308 of dev3's
+# 545 wrong link targets and 367 of dev's 640 had neither (a section, a tag, the next
+# article of the folder).
+LINK_MIN_RECALL = 0.6
+LINK_MIN_LIKENESS = 0.5
 # The first answer is a page that was read: a top candidate left unfetched (by the budget
 # or the fetch order: only its URL or a snippet ranked it) is read before the answer, and
 # the ranking redone, at most this many times (`recovery.candidates.verify_top`). A page

@@ -16,7 +16,7 @@ from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.linkcheck.walls import response_wall
 from pagetrail.tools.models import Candidate, Link
 from pagetrail.tools.net.fetch import unexplained_proxy_refusals
-from pagetrail.tools.net.urls import host_of, normalize_url
+from pagetrail.tools.net.urls import host_of, normalize_url, site_of
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.ranking.rank import (
     CandidateEvidence,
@@ -62,8 +62,35 @@ def fetch_order(found: Findings, dead_url: str = "") -> list[CandidateEvidence]:
     pending = [e for k, e in found.candidates.items() if k not in found.fetched]
     pending.sort(key=key)
     # Only the top of each query's list is worth a fetch (budget: requests per case).
+    followed = {site_of(dead_url)} | found.listed_sites if dead_url else found.listed_sites
     return [e for e in pending
-            if key(e)[0] < 9 or key(e)[1] <= found.budget.fetch_per_query]
+            if key(e)[0] < 9 or within_depth(e.hits, found.budget.fetch_per_query,
+                                             followed=site_of(e.url) in followed)]
+
+
+# Queries of the lost page's topic, not its name: tags, lexical signatures, the anchor and
+# its expansions, the linking page's signature (`evidence.queryplan`).
+TOPIC_METHODS = frozenset({"TA", "LS5", "LS7", "ANC", "ANC+", "LNLS"})
+
+
+def query_depth(method: str, depth: int, *, followed: bool = False) -> int:
+    """How deep a query's list is read (pure): `depth` for a query naming the page (its
+    title, its address, a search of its site) and the graph's or the archive's lists; for a
+    query of the page's topic only policy.TOPIC_FETCH_PER_QUERY, unless the page is on a
+    site whose links are followed (`followed`: the dead site, a site it moved to or that
+    holds related pages) — there a page that is not the answer may link to it (a tag or
+    section page), and is read to `depth` as well."""
+    if method in TOPIC_METHODS and not followed:
+        return min(depth, policy.TOPIC_FETCH_PER_QUERY)
+    return depth
+
+
+def within_depth(hits: list[tuple[str, str, int]], depth: int, *,
+                 followed: bool = False) -> bool:
+    """Whether one of a candidate's hits is near enough the top of its query's list to be
+    read (pure; `query_depth`)."""
+    return any(rank <= query_depth(method, depth, followed=followed)
+               for method, _engine, rank in hits)
 
 
 def content_confirms(reference: Reference, evidence: CandidateEvidence) -> bool:

@@ -81,15 +81,29 @@ def follow_links(found: Findings, query: str, sites: set[str]) -> int:
                 links.setdefault(link.url, "")
     # Reciprocal-rank fusion of the two orders: each keeps its own tie-breaks, and a link
     # near the top of both comes first.
+    by_words = rank_by_overlap(query, list(links.items()))
+    by_url = rank_by_url(found.url, list(links.items()))
     ranks: dict[str, list[int]] = {}
-    for order in (rank_by_overlap(query, list(links.items())),
-                  rank_by_url(found.url, list(links.items()))):
+    for order in (by_words, by_url):
         for rank, (url, _text, _score) in enumerate(order, 1):
             ranks.setdefault(url, []).append(rank)
-    fused = {url: reciprocal_rank_fusion(found_ranks) for url, found_ranks in ranks.items()}
+    worth = worth_following({url: recall for url, _text, recall in by_words},
+                            {url: likeness for url, _text, likeness in by_url})
+    fused = {url: reciprocal_rank_fusion(found_ranks) for url, found_ranks in ranks.items()
+             if url in worth}
     ranked = sorted(fused, key=lambda url: (-fused[url], len(url), url))
     added = 0
     for rank, url in enumerate(ranked[:policy.LINK_CANDIDATES], 1):
         if found.add_hit("LINKS", Hit(url=url, rank=rank, engine="links")) is not None:
             added += 1
     return added
+
+
+def worth_following(recall: dict[str, float], likeness: dict[str, float]) -> set[str]:
+    """The link targets worth a request (pure): those whose anchor and URL carry
+    policy.LINK_MIN_RECALL of the query's terms, or whose URL is policy.LINK_MIN_LIKENESS
+    like the dead one. A link that merely shares the dead page's folder or one common word
+    (a section, a tag, the next article) is no lead."""
+    return {url for url in recall.keys() | likeness.keys()
+            if recall.get(url, 0.0) >= policy.LINK_MIN_RECALL
+            or likeness.get(url, 0.0) >= policy.LINK_MIN_LIKENESS}
