@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from pagetrail.store.db import Store
@@ -62,16 +62,23 @@ def _exists(store: Store, dead_url: str, answer_url: str, source: str) -> bool:
 
 
 @store_call
-def answer_sites(store: Store, *, min_dead_sites: int = 2, limit: int = 10,
-                 exclude: str = "") -> list[AnswerSite]:
-    """Sites holding answers for at least `min_dead_sites` distinct dead sites, those that
-    answered for the most sites first (then the most recent); `exclude` (a site) left out."""
+def answer_sites(store: Store, *, min_dead_sites: int = 2, min_copy_sites: int | None = None,
+                 limit: int = 10, exclude: str = "") -> list[AnswerSite]:
+    """Sites holding answers for at least `min_dead_sites` distinct dead sites — or, with
+    `min_copy_sites`, holding copies (answers of kind "replacement") for that many —, those
+    that answered for the most sites first (then the most recent); `exclude` (a site) left
+    out."""
     dead_sites = func.count(func.distinct(AnswerElsewhere.dead_site))
+    copy_sites = func.count(func.distinct(
+        case((AnswerElsewhere.kind == "replacement", AnswerElsewhere.dead_site))))
+    enough = dead_sites >= min_dead_sites
+    if min_copy_sites is not None:
+        enough = or_(enough, copy_sites >= min_copy_sites)
     last_seen = func.max(AnswerElsewhere.created_at)
     query = (select(AnswerElsewhere.answer_site, func.max(AnswerElsewhere.answer_url),
                     dead_sites, func.count(AnswerElsewhere.id), last_seen)
              .group_by(AnswerElsewhere.answer_site)
-             .having(dead_sites >= min_dead_sites)
+             .having(enough)
              .order_by(dead_sites.desc(), last_seen.desc(), AnswerElsewhere.answer_site)
              .limit(limit + 1))
     with store.session() as session:

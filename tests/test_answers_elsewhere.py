@@ -17,18 +17,19 @@ from pagetrail.tools.recovery.pipeline import answers_elsewhere
 def test_a_site_that_answered_for_two_dead_sites_is_an_answer_site(store):
     assert record_answer_elsewhere(store, "https://a.example/x", "https://www.wire.example/1",
                                    kind="replacement", confidence=0.8)
-    # By default (policy.ANSWER_SITE_MIN_DEAD_SITES) one dead site makes an answer site …
+    # By default (policy.ANSWER_SITE_MIN_COPY_SITES) one copy makes a republisher …
     assert [s.site for s in answer_sites(store)] == ["wire.example"]
-    assert answer_sites(store, min_dead_sites=2) == []  # … and two make a pattern
+    # … while any answers need two dead sites to make a pattern
+    assert answer_sites(store, min_copy_sites=None) == []
     # The same dead site again does not count twice; the same answer is not stored twice.
     assert record_answer_elsewhere(store, "https://www.a.example/y", "https://wire.example/2",
                                    kind="replacement", confidence=0.7)
     assert not record_answer_elsewhere(store, "https://a.example/x", "https://www.wire.example/1",
                                        kind="replacement", confidence=0.8)
-    assert answer_sites(store, min_dead_sites=2) == []
+    assert answer_sites(store, min_copy_sites=None) == []
     assert record_answer_elsewhere(store, "https://b.example/z", "https://www.wire.example/3",
                                    kind="moved", confidence=0.9)
-    [found] = answer_sites(store, min_dead_sites=2)
+    [found] = answer_sites(store, min_copy_sites=None)
     assert (found.site, found.dead_sites, found.answers) == ("wire.example", 2, 3)
     assert found.example_url.startswith(("https://www.wire.example/", "https://wire.example/"))
 
@@ -236,3 +237,19 @@ def test_precision_counts_the_page_words_that_are_the_query_terms():
     share, matched = precision(terms, "https://x.example/read/solar-eclipse-tonight", "")
     assert matched == 1 and share < 0.5
     assert precision([], "https://x.example/a/b", "") == (0.0, 0)
+
+
+def test_a_site_one_dead_site_moved_to_is_no_answer_site_for_the_others(store):
+    """A host one site moved to holds that site's pages, not other sites': it takes two dead
+    sites to count; a site holding one copy of another site's page is a republisher."""
+    assert record_answer_elsewhere(store, "https://old.example/a", "https://new-old.example/a",
+                                   kind="moved", confidence=0.9)
+    assert record_answer_elsewhere(store, "https://old.example/b", "https://new-old.example/b",
+                                   kind="moved", confidence=0.9)
+    assert answer_sites(store) == []
+    assert record_answer_elsewhere(store, "https://blog.example/p", "https://copies.example/p",
+                                   kind="replacement", confidence=0.4)
+    assert [s.site for s in answer_sites(store)] == ["copies.example"]
+    assert record_answer_elsewhere(store, "https://other.example/c", "https://new-old.example/c",
+                                   kind="moved", confidence=0.9)
+    assert [s.site for s in answer_sites(store)] == ["new-old.example", "copies.example"]

@@ -115,12 +115,13 @@ def record_answer_elsewhere(store: Store, dead_url: str, answer_url: str, *, kin
 
 def answer_sites(store: Store, *, exclude_url: str = "",
                  min_dead_sites: int = policy.ANSWER_SITE_MIN_DEAD_SITES,
+                 min_copy_sites: int | None = policy.ANSWER_SITE_MIN_COPY_SITES,
                  limit: int = 4) -> list[AnswerSite]:
-    """Sites that held answers for at least `min_dead_sites` other dead sites: where an
-    answer for a new dead link may live too (a republisher, a mirror). The dead link's own
-    site is left out."""
-    return _answer_sites(store, min_dead_sites=min_dead_sites, limit=limit,
-                         exclude=site_of(exclude_url) if exclude_url else "")
+    """Sites that held answers for at least `min_dead_sites` other dead sites, or copies for
+    `min_copy_sites`: where an answer for a new dead link may live too (a republisher, a
+    mirror). The dead link's own site is left out."""
+    return _answer_sites(store, min_dead_sites=min_dead_sites, min_copy_sites=min_copy_sites,
+                         limit=limit, exclude=site_of(exclude_url) if exclude_url else "")
 
 
 def picks_for(store: Store, dead_url: str) -> list[PickRecord]:
