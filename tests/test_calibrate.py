@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
+
+from bench_scripts import load_bench
 
 from pagetrail.tools.ranking.rank import CANDIDATE_FEATURES, Calibration
 
-_PATH = Path(__file__).resolve().parents[1] / "bench" / "calibrate.py"
-_spec = importlib.util.spec_from_file_location("pagetrail_bench_calibrate", _PATH)
-assert _spec is not None and _spec.loader is not None
-calibrate = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = calibrate  # dataclasses resolve their module by name
-_spec.loader.exec_module(calibrate)
+calibrate = load_bench("calibrate")
 Judged = calibrate.Judged
 
 

@@ -4,20 +4,12 @@ Hand-made worlds of judged candidates (as tests/test_calibrate.py builds them)."
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from bench_scripts import load_bench
 
 from pagetrail.tools.ranking.rank import CANDIDATE_FEATURES
 
-_PATH = Path(__file__).resolve().parents[1] / "bench" / "calibrate.py"
-_spec = importlib.util.spec_from_file_location("pagetrail_bench_calibrate_lowo", _PATH)
-assert _spec is not None and _spec.loader is not None
-calibrate = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = calibrate  # dataclasses resolve their module by name
-_spec.loader.exec_module(calibrate)
+calibrate = load_bench("calibrate", "pagetrail_bench_calibrate_lowo")
 Judged = calibrate.Judged
 
 

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
+
+from bench_scripts import load_bench
 
 from pagetrail.tools.models import Candidate, Scores
 from pagetrail.tools.ranking.rank import Calibration
 from pagetrail.tools.ranking.replay import AfterFactors
 
-_PATH = Path(__file__).resolve().parents[1] / "bench" / "sweep_factors.py"
-_spec = importlib.util.spec_from_file_location("pagetrail_bench_sweep_factors", _PATH)
-assert _spec is not None and _spec.loader is not None
-sweep_factors = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = sweep_factors
-_spec.loader.exec_module(sweep_factors)
+sweep_factors = load_bench("sweep_factors")
 calibrate = sweep_factors.calibrate
 
 BY_URL = Calibration(-3.0, {"url_similarity": 6.0})

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from bench_scripts import load_bench
 
-_PATH = Path(__file__).resolve().parents[1] / "bench" / "thin_index.py"
-_spec = importlib.util.spec_from_file_location("pagetrail_bench_thin_index", _PATH)
-assert _spec is not None and _spec.loader is not None
-thin_index = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = thin_index
-_spec.loader.exec_module(thin_index)
+thin_index = load_bench("thin_index")
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 
