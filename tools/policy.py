@@ -229,7 +229,7 @@ HITS_PER_QUERY = 10  # hits kept of each engine's answer to a query (a first res
 # 22.5 → 22 (issue #27, cost2; 3 still lost dev3 c0088 and c0197).
 FETCH_PER_QUERY = 4
 # ... and of a query of the page's topic rather than its name (tags, lexical signatures, the
-# anchor and its expansions: `candidates.TOPIC_METHODS`) only the first this many, unless the
+# anchor and its expansions: `queryplan.TOPIC_METHODS`) only the first this many, unless the
 # page is on a site whose links are followed (a hub there may link the answer). Traced on full
 # runs (cost2, issue #27): of such hits read at rank 3–4 (no title, address or site query
 # listing them higher) one was the right page in dev3 (c0061, 206 reads), none in dev (142

@@ -18,6 +18,10 @@ ALL_METHODS = (
     "REDIRECT", "INFER", "PICK", "SITE", "CDX", "TI", "TA", "LS5", "LS7", "ANC", "ANC+",
     "URL", "LNLS", "LINKS", "ELSEWHERE",
 )
+# The queries of the lost page's topic rather than its name: tags, lexical signatures, the
+# anchor and its expansions, the linking page's signature (their hits are read less deep:
+# `recovery.candidates.query_depth`).
+TOPIC_METHODS = frozenset({"TA", "LS5", "LS7", "ANC", "ANC+", "LNLS"})
 # Eval's method names (FORMAT/issue) → the pipeline's labels.
 METHOD_ALIASES = {
     "ANC+EXPANSION": "ANC+",

@@ -13,6 +13,7 @@ from pagetrail.tools.content.document import (
     parse_document,
 )
 from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.evidence.queryplan import TOPIC_METHODS
 from pagetrail.tools.linkcheck.walls import response_wall
 from pagetrail.tools.models import Candidate, Link
 from pagetrail.tools.net.fetch import unexplained_proxy_refusals
@@ -66,11 +67,6 @@ def fetch_order(found: Findings, dead_url: str = "") -> list[CandidateEvidence]:
     return [e for e in pending
             if key(e)[0] < 9 or within_depth(e.hits, found.budget.fetch_per_query,
                                              followed=site_of(e.url) in followed)]
-
-
-# Queries of the lost page's topic, not its name: tags, lexical signatures, the anchor and
-# its expansions, the linking page's signature (`evidence.queryplan`).
-TOPIC_METHODS = frozenset({"TA", "LS5", "LS7", "ANC", "ANC+", "LNLS"})
 
 
 def query_depth(method: str, depth: int, *, followed: bool = False) -> int:
