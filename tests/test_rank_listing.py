@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pagetrail.tools import policy
 from pagetrail.tools.content.document import extract_links, link_share, parse_document
-from pagetrail.tools.models import Document, Link
+from pagetrail.tools.models import Document, Link, Scores
+from pagetrail.tools.ranking.after import AfterFactors
 from pagetrail.tools.ranking.rank import CandidateEvidence, Reference, rank_candidates
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rank"
@@ -80,7 +81,8 @@ def test_listing_degree_needs_several_items_and_rises_with_the_share():
     assert policy.listing_degree(policy.LISTING_SHARE_FROM, 20) == 0.0
     assert 0.0 < policy.listing_degree(0.18, 20) < 1.0
     assert policy.listing_degree(policy.LISTING_SHARE_FULL, 20) == 1.0
-    assert policy.listing_confidence(0.5, 1.0) < policy.listing_confidence(0.5, 0.5) < 0.5
+    weighed = [AfterFactors().apply(0.5, Scores(listing=degree)) for degree in (1.0, 0.5)]
+    assert weighed[0] < weighed[1] < 0.5
 
 
 def _two_equal_pages() -> tuple[Reference, CandidateEvidence, CandidateEvidence]:

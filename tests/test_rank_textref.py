@@ -10,6 +10,7 @@ from pagetrail.tools import policy
 from pagetrail.tools.models import Document, Link
 from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.ranking import textref
+from pagetrail.tools.ranking.after import AfterFactors
 from pagetrail.tools.ranking.rank import (
     CandidateEvidence,
     Reference,
@@ -60,7 +61,9 @@ def test_a_look_alike_of_the_dead_url_loses_to_a_page_whose_text_is_the_links():
 
 def test_without_the_text_comparison_the_look_alike_would_win(monkeypatch: pytest.MonkeyPatch):
     # the method, not the other scores, decides the order above
-    monkeypatch.setattr(policy, "TEXT_SHORTFALL_SLOPE", 0.0)
+    from pagetrail.tools.ranking import rank
+
+    monkeypatch.setattr(rank, "SHIPPED_FACTORS", AfterFactors(shortfall_slope=0.0))
     ranked = rank_candidates(reference(), [look_alike(), right_page()])
     assert ranked[0].url == look_alike().url
 
@@ -121,8 +124,9 @@ def test_rarer_words_weigh_more_and_the_anchor_more_than_the_url():
 
 
 def test_the_factor_starts_past_a_margin_and_falls_fast():
-    assert policy.text_shortfall_factor(policy.TEXT_SHORTFALL_FROM) == 1.0
-    assert policy.text_shortfall_factor(0.4) < 0.2 < policy.text_shortfall_factor(0.2) < 1.0
+    factor = AfterFactors().shortfall_factor
+    assert factor(policy.TEXT_SHORTFALL_FROM) == 1.0
+    assert factor(0.4) < 0.2 < factor(0.2) < 1.0
 
 
 def test_a_page_linking_to_the_dead_url_is_recognised_and_bad_links_lead_nowhere():

@@ -21,7 +21,6 @@ fitted calibration and the direct-evidence floors below); the recovery's answer 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -85,11 +84,6 @@ def listing_degree(share: float, items: int) -> float:
     return max(0.0, min(1.0, (share - LISTING_SHARE_FROM) / span))
 
 
-def listing_confidence(confidence: float, degree: float) -> float:
-    """A candidate's confidence once its listing degree is weighed (see LISTING_PENALTY)."""
-    return confidence * (1.0 - LISTING_PENALTY * degree)
-
-
 # A page of the dead page's site whose address is the dead address plus words
 # (`ranking.offshoots`: an edition, an update, a follow-up) is another page, not the lost
 # one; its look-alike address is no evidence. Its confidence is multiplied by this unless
@@ -129,14 +123,6 @@ TEXT_COMPARE_LISTING = 0.5
 # case more; the worst world not improving, the values were kept (docs/evaluation.md).
 TEXT_SHORTFALL_FROM = 0.1
 TEXT_SHORTFALL_SLOPE = 6.0
-
-
-def text_shortfall_factor(shortfall: float) -> float:
-    """The factor on a candidate's confidence for being `shortfall` behind the best other
-    candidate's text match (see TEXT_SHORTFALL_FROM)."""
-    if shortfall <= TEXT_SHORTFALL_FROM:
-        return 1.0
-    return math.exp(-TEXT_SHORTFALL_SLOPE * (shortfall - TEXT_SHORTFALL_FROM))
 
 
 # ------------------------------------------------------------------ stopping the search

@@ -55,6 +55,7 @@ from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import Candidate, Document, Kind, Query, Scores
 from pagetrail.tools.net.urls import normalize_url, site_of
 from pagetrail.tools.ranking import textref
+from pagetrail.tools.ranking.after import AfterFactors
 from pagetrail.tools.ranking.offshoots import cut_short, grown_out
 
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
@@ -64,6 +65,7 @@ MOVED_TITLE = 0.5  # with an archived copy: the title may be edited, not replace
 MIN_CONTENT_TERMS = 20  # an archived copy with less text cannot vouch for content similarity
 SITE_ROOT_PENALTY = 0.3  # a site's home page is rarely what a deep link pointed to
 TITLE_CHARS = 300  # candidate titles are untrusted page text: clipped
+SHIPPED_FACTORS = AfterFactors()  # what is weighed after the calibration (policy values)
 
 # How much each component counts in the final score. Components the reference has no data
 # for (no archived copy, no usable anchor, no dead URL…) are left out and the rest
@@ -802,18 +804,16 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
         scores.text_shortfall = behind.get(i, 0.0)
         kind, confidence = decide(scores, has_memento, calibration, values=values_of.get(i))
         explanation = explain(scores, evidence.methods, reference.memento_date)
-        if evidence.listing > 0 and scores.junk not in DROPPED_JUNK:
-            # A list of links to other pages only wins when nothing else does.
-            confidence = round(policy.listing_confidence(confidence, evidence.listing), 4)
-            explanation += f", penalised: a list of links ({evidence.listing:.2f})"
+        # A list of links to other pages only wins when nothing else does; a page grown out
+        # of the dead address is another page of the site; a text that says less of what the
+        # link said than another candidate's does is weighed down (`ranking.after`).
+        confidence = SHIPPED_FACTORS.apply(confidence, scores)
+        if scores.listing > 0:
+            explanation += f", penalised: a list of links ({scores.listing:.2f})"
         if offshoot:
-            confidence = round(confidence * policy.OFFSHOOT_FACTOR, 4)
             explanation += ", penalised: the dead address plus words (another page of the site)"
-        factor = policy.text_shortfall_factor(behind.get(i, 0.0))
-        if factor < 1.0:
-            # Its text says less of what the link said than another candidate's does.
-            confidence = round(confidence * factor, 4)
-            explanation += f", penalised: text behind another page's ({behind[i]:.2f})"
+        if SHIPPED_FACTORS.shortfall_factor(scores.text_shortfall) < 1.0:
+            explanation += f", penalised: text behind another page's ({scores.text_shortfall:.2f})"
         title = (evidence.document.title if evidence.document is not None and evidence.document.title
                  else evidence.title)
         candidate = Candidate(

@@ -11,12 +11,10 @@ redo is how the ranking steered the search (the stop rule, which pages were read
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from pagetrail.tools import policy
-from pagetrail.tools.models import Candidate, Scores
+from pagetrail.tools.models import Candidate
+from pagetrail.tools.ranking.after import AfterFactors
 from pagetrail.tools.ranking.rank import (
     DROPPED_JUNK,
     Calibration,
@@ -28,39 +26,6 @@ from pagetrail.tools.ranking.rank import (
 # Evidence weighed after the calibration, offered to a fit as features of their own (a
 # calibration without coefficients for them ignores them).
 AFTER_FEATURES: tuple[str, ...] = ("listing", "offshoot", "text_shortfall")
-
-
-@dataclass(frozen=True)
-class AfterFactors:
-    """The hand-set factors applied after the calibration (policy.LISTING_PENALTY,
-    OFFSHOOT_FACTOR, TEXT_SHORTFALL_FROM/SLOPE); `neutral()` applies none."""
-
-    listing_penalty: float = policy.LISTING_PENALTY
-    offshoot_factor: float = policy.OFFSHOOT_FACTOR
-    shortfall_from: float = policy.TEXT_SHORTFALL_FROM
-    shortfall_slope: float = policy.TEXT_SHORTFALL_SLOPE
-
-    @classmethod
-    def neutral(cls) -> AfterFactors:
-        return cls(listing_penalty=0.0, offshoot_factor=1.0, shortfall_from=1.0,
-                   shortfall_slope=0.0)
-
-    def shortfall_factor(self, shortfall: float) -> float:
-        if shortfall <= self.shortfall_from:
-            return 1.0
-        return math.exp(-self.shortfall_slope * (shortfall - self.shortfall_from))
-
-    def apply(self, confidence: float, scores: Scores) -> float:
-        """The confidence once the after-calibration evidence is weighed, rounded at each
-        step as `rank_candidates` rounds."""
-        if scores.listing > 0 and scores.junk not in DROPPED_JUNK:
-            confidence = round(confidence * (1.0 - self.listing_penalty * scores.listing), 4)
-        if scores.offshoot:
-            confidence = round(confidence * self.offshoot_factor, 4)
-        factor = self.shortfall_factor(scores.text_shortfall)
-        if factor < 1.0:
-            confidence = round(confidence * factor, 4)
-        return confidence
 
 
 def case_has_memento(candidates: Sequence[Candidate]) -> bool:

@@ -15,7 +15,7 @@ words: anchor, context, the linking page's terms and, as a weak part, the dead U
   as the comparison (a page that links to the dead URL itself — a roundup quoting the link's
   context, the linking page — is ranked, but never the comparison).
 
-`policy.text_shortfall_factor` turns a shortfall into the factor on the confidence.
+`ranking.after.AfterFactors` turns a shortfall into the factor on the confidence.
 """
 
 from __future__ import annotations
