@@ -305,3 +305,18 @@ def test_a_topic_query_is_read_less_deep_than_a_query_naming_the_page():
     assert within_depth([("ANC", "searxng", policy.TOPIC_FETCH_PER_QUERY + 1),
                          ("TI", "searxng", policy.TOPIC_FETCH_PER_QUERY + 1)], depth)
 
+
+
+def test_without_web_search_a_query_list_is_read_deeper():
+    """The site's map and the archive's lists are all a recovery without a web engine has:
+    a hit at rank FETCH_PER_QUERY_NO_WEB is read then, not with a web engine."""
+    deep = "https://gardenguide.example/energy/solar-farms-double"
+    pages = {deep: Response(content=_page("Solar farms double", ARTICLE))}
+    assert policy.FETCH_PER_QUERY < policy.FETCH_PER_QUERY_NO_WEB
+    for engines, read in (([], 1), ([TableEngine("websearch")], 0)):
+        fetcher = TableFetcher(pages)
+        ctx, found = make_context(DEAD, fetcher=fetcher, engines=engines)
+        found.add_hit("SITE", Hit(url=deep, title="x", rank=policy.FETCH_PER_QUERY_NO_WEB,
+                                  engine="site"))
+        asyncio.run(fetch_candidates(ctx, found))
+        assert fetcher.requests == read

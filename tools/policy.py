@@ -214,6 +214,10 @@ HITS_PER_QUERY = 10  # hits kept of each engine's answer to a query (a first res
 # read-before-answer rule (`VERIFY_TOP`) 4 loses none: dev 19 → 19, dev2 20 → 19, dev3
 # 22.5 → 22 (issue #27, cost2; 3 still lost dev3 c0088 and c0197).
 FETCH_PER_QUERY = 4
+# ... and without a web engine, 5 (the depth before cost2): the site's map and the archive's
+# lists are all there is then. At 4, dev3 without web search fell 0.553 → 0.503: the first
+# moved PEP (c0040) was read at rank 5, so no rule was learned for the nineteen after it.
+FETCH_PER_QUERY_NO_WEB = 5
 # ... and of a query of the page's topic rather than its name (tags, lexical signatures, the
 # anchor and its expansions: `queryplan.TOPIC_METHODS`) only the first this many, unless the
 # page is on a site whose links are followed (a hub there may link the answer). Traced on full

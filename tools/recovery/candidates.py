@@ -47,10 +47,13 @@ async def rank(ctx: Context, found: Findings) -> list[Candidate]:
     return found.ranked
 
 
-def fetch_order(found: Findings, dead_url: str = "") -> list[CandidateEvidence]:
-    """Unfetched candidates, the most promising first: direct evidence, then best rank. A
-    twin of the dead URL (`rank.twin_key`) is checked with the direct evidence: unread, it
-    would be dropped as the dead URL."""
+def fetch_order(found: Findings, dead_url: str = "", *,
+                depth: int | None = None) -> list[CandidateEvidence]:
+    """Unfetched candidates, the most promising first: direct evidence, then best rank, down
+    to `depth` of each query's list (default: the budget's). A twin of the dead URL
+    (`rank.twin_key`) is checked with the direct evidence: unread, it would be dropped as
+    the dead URL."""
+    depth = found.budget.fetch_per_query if depth is None else depth
     dead_twin = twin_key(dead_url) if dead_url else None
 
     def key(evidence: CandidateEvidence) -> tuple[int, int, int]:
@@ -65,7 +68,7 @@ def fetch_order(found: Findings, dead_url: str = "") -> list[CandidateEvidence]:
     # Only the top of each query's list is worth a fetch (budget: requests per case).
     followed = {site_of(dead_url)} | found.listed_sites if dead_url else found.listed_sites
     return [e for e in pending
-            if key(e)[0] < 9 or within_depth(e.hits, found.budget.fetch_per_query,
+            if key(e)[0] < 9 or within_depth(e.hits, depth,
                                              followed=site_of(e.url) in followed)]
 
 
@@ -117,7 +120,11 @@ async def fetch_candidates(ctx: Context, found: Findings) -> None:
     first policy.FIRST_FETCH_WAVE, then — unless one of them is the lost page by content
     (`content_confirms`) — the rest."""
     room = found.budget.max_candidates - len(found.fetched)
-    todo = fetch_order(found, ctx.url)[: max(0, room)]
+    # Without web search the site's own map and the archive's lists are all there is: their
+    # lists are read deeper.
+    depth = found.budget.fetch_per_query if ctx.engines.web else \
+        max(found.budget.fetch_per_query, policy.FETCH_PER_QUERY_NO_WEB)
+    todo = fetch_order(found, ctx.url, depth=depth)[: max(0, room)]
     if not todo:
         return
     limit = asyncio.Semaphore(max(1, ctx.settings.concurrency))
