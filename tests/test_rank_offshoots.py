@@ -97,7 +97,9 @@ def test_the_dead_address_cut_short_grows_offshoots_too():
     short = "https://news.example.org/article/1649/activist-says-all-conditions-are-met"
     edition = "https://news.example.org/article/1649/activist-says-all-conditions-are-met-new-edition"
     assert cut_short(dead, [short, edition, "https://other.example.org/article/1649/activist",
-                            "https://news.example.org/article/1649/activist-says-al"]) == [short]
+                            "https://news.example.org/article/1649/activist-says-al",
+                            "http://[::1/article/1649/activist"]) == [short]  # malformed: skipped
+    assert cut_short("http://[::1/article", [short]) == []
     assert not is_offshoot(dead, edition)  # not the dead address plus words …
     assert grown_out(dead, edition, [short])  # … but the short one's
     assert not grown_out(dead, short, [short])

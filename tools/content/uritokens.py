@@ -172,7 +172,6 @@ def _decode_punycode(host: str) -> str:
     return ".".join(labels)
 
 
-@lru_cache(maxsize=65536)
 def site_name(host: str) -> str:
     """The label a site is named by (`www.spiegel.de` → `spiegel`, `www.bbc.co.uk` → `bbc`):
     the one before the public suffix."""
@@ -189,6 +188,7 @@ def carries_site_name(dead_host: str, host: str, min_chars: int) -> bool:
     return len(name) >= min_chars and name in site_name(host)
 
 
+@lru_cache(maxsize=65536)
 def public_suffix(host: str) -> str:
     """The ICANN public suffix of `host` ("edu", "co.uk"); "" if none is known."""
     from tld import get_tld

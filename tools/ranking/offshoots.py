@@ -38,7 +38,7 @@ def _page_address(stem: str) -> bool:
     """A root or a one-word folder (`/news`, `/faq`) is no page address to grow out of; a
     page's name followed by a short number is (`/story-slug/21`: a page of the story, an id)."""
     segments = stem.strip("/").split("/")
-    if len(segments) < 1 or not segments[-1] or stem.count("/") < 1:
+    if not segments[-1] or stem.count("/") < 1:
         return False
     if len(segments[-1]) >= 4:
         return True
@@ -73,13 +73,14 @@ def cut_short(dead_url: str, urls: Iterable[str]) -> list[str]:
         dead_stem = _stem(urlsplit(dead_url).path)
     except ValueError:
         return []
+    dead_site = site_of(dead_url)
     found = []
     for url in urls:
         try:
             stem = _stem(urlsplit(url).path)
         except ValueError:
             continue
-        if site_of(url) == site_of(dead_url) and len(stem) < len(dead_stem) \
+        if site_of(url) == dead_site and len(stem) < len(dead_stem) \
                 and dead_stem.startswith(stem) and not dead_stem[len(stem)].isalnum() \
                 and _page_address(stem):
             found.append(url)
