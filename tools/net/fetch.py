@@ -58,6 +58,7 @@ from pagetrail.tools.models import Hop
 from pagetrail.tools.net._connect import connect_probe
 from pagetrail.tools.net._decode import BOMB_RATIO, CHUNK, _BoundedDecoder
 from pagetrail.tools.net._faults import failure_kind, retry_after_seconds
+from pagetrail.tools.net._memo import current_memo, remembering_answers
 from pagetrail.tools.net._sniff import (
     TEXT_TYPES,
     detect_charset,
@@ -89,6 +90,7 @@ __all__ = [
     "failure_kind",
     "is_text_type",
     "next_hop",
+    "remembering_answers",
     "retry_after_seconds",
     "sniff_content_type",
     "unexplained_proxy_refusals",
@@ -367,7 +369,7 @@ class Fetcher:
             await self.guard.check_url(current, endpoints=endpoints)
             if headers and origin_of(current) != origin:
                 headers = None  # caller's headers (API keys) stay with the origin they were for
-            raw = await self._send(method, current, headers, limit, polite, retry)
+            raw = await self._hop(method, current, headers, limit, polite, retry, endpoints)
             location = raw.headers.get("location")
             if not (follow_redirects and raw.status in REDIRECT_STATUSES and location):
                 return self._response(requested, raw, chain, started)
@@ -384,6 +386,17 @@ class Fetcher:
                         content=raw.content, chain=chain, content_type=mime,
                         charset=detect_charset(header, raw.content, mime),
                         elapsed=time.monotonic() - started)
+
+    async def _hop(self, method: str, url: str, headers: dict[str, str] | None, limit: int,
+                   polite: bool, retry: bool, endpoints: bool) -> _Raw:
+        """One hop of a chain, answered from the task's memory when it has it
+        (`remembering_answers`): a plain GET of a page (no caller headers, not one of
+        pagetrail's own endpoints, whose answers the store keeps)."""
+        memo = current_memo()
+        if memo is None or method != "GET" or headers or endpoints:
+            return await self._send(method, url, headers, limit, polite, retry)
+        return await memo.answer((url, limit),
+                                 lambda: self._send(method, url, headers, limit, polite, retry))
 
     # -- retries --
     async def _send(self, method: str, url: str, headers: dict[str, str] | None, limit: int,

@@ -27,7 +27,7 @@ from pagetrail.tools.engines.service import SearchService
 from pagetrail.tools.evidence.anchor import AnchorInfo, anchor_info
 from pagetrail.tools.evidence.queryplan import QueryEvidence
 from pagetrail.tools.models import Candidate, CheckResult, EngineFailure, Memento, Recovery
-from pagetrail.tools.net.fetch import Fetcher
+from pagetrail.tools.net.fetch import Fetcher, remembering_answers
 from pagetrail.tools.net.urls import normalize_url, validate_url
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.ranking.rank import Reference
@@ -98,7 +98,10 @@ async def recover(
             await fetcher.__aenter__()
         request = Request(dead, settings, fetcher, store, methods, source_url=source_url,
                           anchor=anchor or "", context=context or "", link_date=link_date)
-        recovery = await _recover(request, found)
+        # A page the recovery already fetched is not fetched again (a site's home page is
+        # where its dead URL, robots.txt and sitemap.xml often all redirect).
+        with remembering_answers():
+            recovery = await _recover(request, found)
     finally:
         if own_fetcher:
             await fetcher.aclose()
