@@ -14,10 +14,14 @@ from collections import Counter
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from pagetrail.tools.content.uritokens import FILE_EXTENSION, slug_words
+from pagetrail.tools.content.uritokens import FILE_EXTENSION, carries_site_name, slug_words
 from pagetrail.tools.net.urls import site_of
 
 MAX_FOLDERS = 3  # folders tried per dead page, the most populated first
+MAX_NEW_HOMES = 2  # other hosts the dead path is tried on, per dead page
+# A folder of this many named (not numeric) segments is the site's own, wherever it is seen
+# (/news/uknews/law-and-order/); fewer (/news/, /2019/07/) many sites share.
+MIN_OWN_FOLDER_NAMES = 2
 MIN_SLUG_LETTERS = 6  # a slug shorter than this ('1927', 'faq') names nothing by itself
 # Slugs that name a kind of page, not one page.
 GENERIC_SLUGS = frozenset({"index", "default", "home", "main", "page", "article", "view",
@@ -96,3 +100,42 @@ def transplants(dead_url: str, siblings: Iterable[str], limit: int = MAX_FOLDERS
         if len(out) >= limit:
             break
     return out
+
+
+def new_homes(dead_url: str, pages: Iterable[str], *, name_chars: int,
+              limit: int = MAX_NEW_HOMES) -> list[str]:
+    """The dead URL's path and query on the other hosts that hold pages of its folder (pure):
+    a site that moved to a new domain keeps its paths (`www.paper.co.uk/news/uk/123/story`
+    → `www.paper-online.co.uk/news/uk/123/story`), and a search hit or a link in that folder
+    on the new host shows where it went. A host counts when it is of the dead page's site
+    (another subdomain), carries the site's name (`carries_site_name`), or holds the folder
+    under MIN_OWN_FOLDER_NAMES named segments or more; the host with most pages of the folder
+    first. Empty when the dead URL is at the root or has no name of its own."""
+    try:
+        dead = urlsplit(dead_url)
+    except ValueError:
+        return []
+    dead_host = (dead.hostname or "").lower()
+    folder, _, last = dead.path.rstrip("/").rpartition("/")
+    if not dead_host or not folder or not last:
+        return []
+    folder += "/"
+    names = [s for s in folder.split("/") if s and not s.isdigit()]
+    own_folder = len(names) >= MIN_OWN_FOLDER_NAMES
+    site = site_of(dead_url)
+    hosts: Counter[tuple[str, str]] = Counter()
+    for url in pages:
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            continue
+        host = (parts.hostname or "").lower()
+        if parts.scheme not in ("http", "https") or not host or host == dead_host or \
+                not parts.path.startswith(folder) or "/" in parts.path[len(folder):].rstrip("/"):
+            continue
+        if own_folder or site_of(url) == site or \
+                carries_site_name(dead_host, host, name_chars):
+            hosts[(parts.scheme, parts.netloc)] += 1
+    query = f"?{dead.query}" if dead.query else ""
+    return [f"{scheme}://{netloc}{dead.path}{query}"
+            for (scheme, netloc), _count in hosts.most_common(limit)]
