@@ -221,3 +221,35 @@ def test_a_slug_moved_into_a_new_folder_is_found_without_any_search(tmp_path):
     top = recovery.candidates[0]
     assert (top.url, top.kind) == (f"{host}/read/solar-panel-guide.html", "moved"), \
         [(c.url, c.confidence) for c in recovery.candidates]
+
+
+def test_a_site_that_moved_to_a_new_domain_is_found_at_the_dead_path_there(tmp_path):
+    """The paper moved its articles to a new domain, paths kept; the old host still answers
+    (its home page) but the article is gone there. The link is a bare URL (no linking page,
+    no archived copy), the moved article is not in the web index, the new host has no
+    sitemap and no variant rule guesses its name: only another article of the dead URL's
+    folder, found by web search on the new host, shows where the folder went."""
+    old, new = "https://www.harbourtimes.example", "https://www.harbourtimes-online.example"
+    folder = "/news/city/harbour/"
+    dead = f"{old}{folder}bridge-reopens-after-repairs.html"
+    b = WorldBuilder(tmp_path / "w", name="newdomain", format=2, then="2020-01-01T00:00:00Z")
+    b.host("www.harbourtimes.example")
+    b.page(f"{old}/", _page("Harbour Times", OTHER_NEWS))
+    b.host("www.harbourtimes-online.example")
+    b.page(f"{new}/", _page("Harbour Times", OTHER_NEWS))
+    b.page(f"{new}{folder}bridge-reopens-after-repairs.html",
+           _page("Harbour bridge reopens after repairs", BRIDGE), indexed=False)
+    b.page(f"{new}{folder}bridge-tolls-to-rise.html", _page(
+        "Harbour bridge tolls to rise after repairs",
+        "Tolls on the harbour bridge rise next year, after the repairs. " + OTHER_NEWS))
+    bed = start_in_thread(b.write())
+    try:
+        recovery = asyncio.run(recover(dead, settings=bed.settings(), use_cache=False))
+    finally:
+        bed.stop()
+    ranked = [(c.url, round(c.confidence, 3)) for c in recovery.candidates]
+    web_hits = {h.url for q in recovery.queries if q.engine == "searxng" for h in q.hits}
+    assert f"{new}{folder}bridge-reopens-after-repairs.html" not in web_hits
+    assert f"{new}{folder}bridge-tolls-to-rise.html" in web_hits
+    assert recovery.candidates[0].url == f"{new}{folder}bridge-reopens-after-repairs.html", \
+        ranked

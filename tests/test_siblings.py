@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pagetrail.tools.recovery.siblings import transplants
+from pagetrail.tools.recovery.siblings import new_homes, transplants
 
 
 def test_slug_goes_under_the_most_populated_sibling_folder_in_its_style():
@@ -46,3 +46,43 @@ def test_a_number_part_goes_where_the_folders_siblings_have_none():
     assert transplants("https://film.example/2019/04/wild-rose-best-song-1202189233/",
                        siblings[:1] + siblings[2:]) == [
         "https://film.example/2019/11/wild-rose-best-song-1202189233/"]
+
+
+NAME_CHARS = 4  # policy.MOVED_HOST_NAME_CHARS
+
+
+def test_the_dead_path_on_hosts_that_hold_its_folder():
+    dead = "https://www.daily.example/news/city/harbour/bridge-reopens.html?src=rss"
+    pages = [
+        "https://www.daily-online.example/news/city/harbour/bridge-tolls.html",
+        "https://www.daily-online.example/news/city/harbour/ferry-returns.html",
+        "https://mirror.example/news/city/harbour/other.html",  # the site's own folder
+        "https://www.daily.example/news/city/harbour/still-here.html",  # the dead host
+        "https://deep.example/news/city/harbour/2020/story.html",  # a subfolder only
+    ]
+    assert new_homes(dead, pages, name_chars=NAME_CHARS) == [
+        "https://www.daily-online.example/news/city/harbour/bridge-reopens.html?src=rss",
+        "https://mirror.example/news/city/harbour/bridge-reopens.html?src=rss"]
+    assert new_homes(dead, pages, name_chars=NAME_CHARS, limit=1) == [
+        "https://www.daily-online.example/news/city/harbour/bridge-reopens.html?src=rss"]
+
+
+def test_a_folder_many_sites_share_counts_only_on_the_sites_own_hosts():
+    dead = "https://www.daily.example/2019/07/bridge-reopens/"
+    pages = ["https://blog.other.example/2019/07/weekly-links/",  # /2019/07/: everyone's
+             "https://news.daily.example/2019/07/ferry-returns/",  # another subdomain
+             "https://dailyarchive.example/2019/07/tolls/"]  # named after the site
+    assert new_homes(dead, pages, name_chars=NAME_CHARS) == [
+        "https://news.daily.example/2019/07/bridge-reopens/",
+        "https://dailyarchive.example/2019/07/bridge-reopens/"]
+    assert new_homes("https://www.daily.example/news/bridge", ["https://x.example/news/a"],
+                     name_chars=NAME_CHARS) == []
+
+
+def test_no_new_home_for_a_root_page_or_a_malformed_url():
+    pages = ["https://www.daily-online.example/x", "https://www.daily-online.example/"]
+    assert new_homes("https://www.daily.example/", pages, name_chars=NAME_CHARS) == []
+    assert new_homes("https://www.daily.example/bridge", pages, name_chars=NAME_CHARS) == []
+    assert new_homes("http://[::1/x/y", pages, name_chars=NAME_CHARS) == []
+    assert new_homes("https://www.daily.example/a/b/c", ["http://[::1/a/b/x", "mailto:x@y"],
+                     name_chars=NAME_CHARS) == []

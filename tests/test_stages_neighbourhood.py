@@ -33,6 +33,30 @@ def test_no_siblings_for_a_gone_site():
     assert asyncio.run(siblings.plan(ctx, found)).added == 0
 
 
+def test_siblings_try_the_dead_path_where_the_candidates_show_its_folder_even_for_a_gone_site():
+    dead = "https://www.harbourpaper.example/news/solar-farms-double.html"
+    ctx, found = make_context(dead, site_gone=True)
+    hosts = ("new.example", "harbourpaper-news.example", "third.example", "harbourpaper.org",
+             "harbourpaper.net")
+    for i, host in enumerate(hosts):
+        found.add_hit("TI", Hit(url=f"https://{host}/news/wind-{i}.html", rank=1, engine="web"))
+    asks = asyncio.run(siblings.plan(ctx, found))
+    # /news/ is no site's own folder: only the hosts named after the site count, and at most
+    # two of them a recovery.
+    assert asks.added == 2
+    assert {e.url for e in found.candidates.values()} >= {
+        "https://harbourpaper-news.example/news/solar-farms-double.html",
+        "https://harbourpaper.org/news/solar-farms-double.html"}
+    assert not any(e.url.startswith(("https://new.example/news/solar",
+                                     "https://harbourpaper.net/news/solar"))
+                   for e in found.candidates.values())
+    assert asyncio.run(siblings.plan(ctx, found)).added == 0  # each once a recovery
+    restricted, nothing = make_context(dead, methods=frozenset({"TI"}))
+    nothing.add_hit("TI", Hit(url="https://harbourpaper.org/news/wind.html", rank=1,
+                              engine="web"))
+    assert asyncio.run(siblings.plan(restricted, nothing)).added == 0
+
+
 def test_answer_sites_maps_give_pages_carrying_the_query_terms_once_a_recovery():
     copy = "https://mirror.example/2020/solar-farms-double"
     mapper = ListingEngine("mapper", maps={"https://mirror.example/": Listing(
