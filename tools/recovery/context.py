@@ -203,7 +203,7 @@ class Findings:
     outlinks: dict[str, list[Link]] = field(default_factory=dict)  # fetched page → its links
     linked_from: set[str] = field(default_factory=set)  # pages whose links were followed
     listed_sites: set[str] = field(default_factory=set)  # sites whose own map was read
-    transplanted: set[str] = field(default_factory=set)  # the slug under siblings' folders
+    transplanted: set[str] = field(default_factory=set)  # guessed addresses: siblings' folders, new homes
     sibling_redirects_read: bool = False  # the dead URL's siblings checked for redirects
     unasked: list[str] = field(default_factory=list)  # web queries that could not be asked
     answer_sites: list[str] = field(default_factory=list)  # origins of sites that held answers
