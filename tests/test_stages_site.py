@@ -6,6 +6,7 @@ import asyncio
 
 from stage_fakes import Listing, ListingEngine, Response, TableEngine, TableFetcher, make_context
 
+from pagetrail.tools.models import Hit
 from pagetrail.tools.recovery.context import Ask
 from pagetrail.tools.recovery.stages import dead_site, moved_host
 
@@ -71,3 +72,16 @@ def test_an_answering_variant_host_is_listed_by_every_listing_engine():
     assert {ask.method for ask in asks.now} == {"LINKS"}
     assert asks.context is not None and asks.context.dead_url is None  # not the variant's URL
     assert found.search_evidence["site_moved_to"] == ["www.old.example"]
+
+
+def test_the_moved_host_step_reads_the_dead_path_where_its_folder_now_is():
+    """A page of another subdomain in the dead URL's folder, found within the site: the
+    dead path there is read with this step's ranking, before the neighbourhood."""
+    dead = "https://www.holidays.example/houses/lierfeld/40222/house-feinen.php"
+    ctx, found = make_context(dead, site_gone=True)
+    found.add_hit("SITE", Hit(url="https://magazin.holidays.example/houses/lierfeld/40222/"
+                                  "other-house.php", rank=1, engine="web"))
+    assert asyncio.run(moved_host.settle(ctx, found)) == 1
+    assert "https://magazin.holidays.example/houses/lierfeld/40222/house-feinen.php" in {
+        e.url for e in found.candidates.values()}
+    assert asyncio.run(moved_host.settle(ctx, found)) == 0  # once a recovery

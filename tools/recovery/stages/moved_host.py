@@ -14,6 +14,7 @@ from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.net.fetch import unexplained_proxy_refusals
 from pagetrail.tools.net.urls import host_of, host_variants, site_of
 from pagetrail.tools.recovery.context import Ask, Asks, Context, Findings
+from pagetrail.tools.recovery.homes import add_new_homes
 
 NAME = "moved host"
 
@@ -33,7 +34,10 @@ async def plan(ctx: Context, found: Findings) -> Asks:
 
 
 async def settle(ctx: Context, found: Findings) -> int:
-    return 0
+    """The dead path on the hosts the site's own lists and the probes showed its folder on
+    (`homes.add_new_homes`): read with this step's ranking, before a look-alike of another
+    page of the new host can end the search."""
+    return add_new_homes(ctx, found)
 
 
 def named_hosts(found: Findings) -> list[str]:

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from urllib.parse import urljoin
 
-from pagetrail.tools import policy
 from pagetrail.tools.engines.site import site_origin
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.urls import host_of
 from pagetrail.tools.recovery import memory
 from pagetrail.tools.recovery.context import Asks, Context, Findings
+from pagetrail.tools.recovery.homes import add_new_homes
 from pagetrail.tools.recovery.learn import record_move
 from pagetrail.tools.recovery.sibling_redirects import directory, pick_siblings, proposals
-from pagetrail.tools.recovery.siblings import MAX_NEW_HOMES, new_homes, transplants
+from pagetrail.tools.recovery.siblings import transplants
 
 NAME = "siblings"
 MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
@@ -32,7 +32,7 @@ MOVE_SOURCE = "live redirect"  # a sibling's own redirect, as the store names it
 
 async def plan(ctx: Context, found: Findings) -> Asks:
     added = await _sibling_redirects(ctx, found)
-    added += _new_homes(ctx, found)
+    added += add_new_homes(ctx, found)
     if len(found.transplanted) >= MAX_TRANSPLANTS or not ctx.allowed("SITE") or ctx.site_gone:
         return Asks(added=added)
     urls = transplants(ctx.url, [evidence.url for evidence in found.candidates.values()])
@@ -54,27 +54,6 @@ async def plan(ctx: Context, found: Findings) -> Asks:
 
 async def settle(ctx: Context, found: Findings) -> int:
     return 0
-
-
-def _new_homes(ctx: Context, found: Findings) -> int:
-    """The dead path on the hosts where the candidates show its folder now
-    (`siblings.new_homes`); also when the dead host is gone, the commonest case of a site
-    that moved. Each is one read, at most MAX_NEW_HOMES a recovery."""
-    if not ctx.allowed("SITE"):
-        return 0
-    dead_host = host_of(ctx.url)
-    tried = sum(1 for url in found.transplanted if host_of(url) != dead_host)
-    urls = new_homes(str(ctx.url), [e.url for e in found.candidates.values()],
-                     name_chars=policy.MOVED_HOST_NAME_CHARS)
-    added = 0
-    for url in urls:
-        if url in found.transplanted or tried >= MAX_NEW_HOMES:
-            continue
-        found.transplanted.add(url)
-        tried += 1
-        if found.add_hit("SITE", Hit(url=url, rank=tried, engine="siblings")) is not None:
-            added += 1
-    return added
 
 
 def _url_only(ctx: Context) -> bool:
