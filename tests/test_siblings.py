@@ -70,7 +70,7 @@ def test_the_dead_path_on_hosts_that_hold_its_folder():
 def test_a_folder_many_sites_share_counts_only_on_the_sites_own_hosts():
     dead = "https://www.daily.example/2019/07/bridge-reopens/"
     pages = ["https://blog.other.example/2019/07/weekly-links/",  # /2019/07/: everyone's
-             "https://news.daily.example/2019/07/ferry-returns/",  # another subdomain
+             "https://news.daily.example/2019/07/ferry-returns/",  # a subdomain: named after it
              "https://dailyarchive.example/2019/07/tolls/"]  # named after the site
     assert new_homes(dead, pages, name_chars=NAME_CHARS) == [
         "https://news.daily.example/2019/07/bridge-reopens/",
@@ -86,3 +86,11 @@ def test_no_new_home_for_a_root_page_or_a_malformed_url():
     assert new_homes("http://[::1/x/y", pages, name_chars=NAME_CHARS) == []
     assert new_homes("https://www.daily.example/a/b/c", ["http://[::1/a/b/x", "mailto:x@y"],
                      name_chars=NAME_CHARS) == []
+
+
+def test_a_page_address_with_credentials_is_never_copied():
+    dead = "https://www.daily.example/news/city/harbour/bridge.html"
+    pages = ["https://user:secret@www.daily-online.example/news/city/harbour/tolls.html",
+             "https://www.daily-online.example:8443/news/city/harbour/ferry.html"]
+    assert new_homes(dead, pages, name_chars=NAME_CHARS) == [
+        "https://www.daily-online.example:8443/news/city/harbour/bridge.html"]

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import contextvars
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Generic, Protocol, TypeVar
 
 # RFC 9111 §4.2.2 / RFC 9110 §15.1: statuses "heuristically cacheable" (206 left out: a
@@ -34,7 +34,7 @@ MAX_BYTES = 64 * 1024 * 1024
 
 class Answer(Protocol):
     status: int
-    headers: object  # a case-insensitive mapping (httpx.Headers)
+    headers: Mapping[str, str]  # case-insensitive (httpx.Headers)
     content: bytes
 
 
@@ -42,18 +42,15 @@ A = TypeVar("A", bound=Answer)
 Key = tuple[str, int]  # (URL, body limit)
 
 
-def reusable(status: int, headers: object) -> bool:
+def reusable(status: int, headers: Mapping[str, str]) -> bool:
     """Whether an answer may answer the same request again within the task (pure)."""
     if status not in REUSABLE_STATUSES:
         return False
-    get = getattr(headers, "get", None)
-    if get is None:
-        return False
     directives = {part.strip().split("=", 1)[0].lower()
-                  for part in str(get("cache-control") or "").split(",")}
+                  for part in headers.get("cache-control", "").split(",")}
     if directives & {"no-store", "no-cache"}:
         return False
-    return str(get("vary") or "").strip() != "*"
+    return headers.get("vary", "").strip() != "*"
 
 
 class AnswerMemo(Generic[A]):
@@ -120,14 +117,14 @@ _MEMO: contextvars.ContextVar[AnswerMemo | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def remembering_answers(memo: AnswerMemo | None = None) -> Iterator[AnswerMemo]:
+def remembering_answers() -> Iterator[AnswerMemo]:
     """Within the block (and the tasks it starts), a GET of a URL already answered is not
     sent again. Nested blocks share the outer memory."""
     current = _MEMO.get()
     if current is not None:
         yield current
         return
-    memo = memo if memo is not None else AnswerMemo()
+    memo: AnswerMemo = AnswerMemo()
     token = _MEMO.set(memo)
     try:
         yield memo

@@ -107,10 +107,11 @@ def new_homes(dead_url: str, pages: Iterable[str], *, name_chars: int,
     """The dead URL's path and query on the other hosts that hold pages of its folder (pure):
     a site that moved to a new domain keeps its paths (`www.paper.co.uk/news/uk/123/story`
     → `www.paper-online.co.uk/news/uk/123/story`), and a search hit or a link in that folder
-    on the new host shows where it went. A host counts when it is of the dead page's site
-    (another subdomain), carries the site's name (`carries_site_name`), or holds the folder
-    under MIN_OWN_FOLDER_NAMES named segments or more; the host with most pages of the folder
-    first. Empty when the dead URL is at the root or has no name of its own."""
+    on the new host shows where it went. A host counts when it is the dead host's www. twin,
+    carries the site's name (`carries_site_name`: `magazin.paper.de`, `paper-online.co.uk`),
+    or the folder is the site's own (MIN_OWN_FOLDER_NAMES named segments or more); the host
+    with most pages of the folder first. A page's address with a user name or password is
+    untrusted and never copied. Empty when the dead URL is at the root."""
     try:
         dead = urlsplit(dead_url)
     except ValueError:
@@ -131,6 +132,7 @@ def new_homes(dead_url: str, pages: Iterable[str], *, name_chars: int,
             continue
         host = (parts.hostname or "").lower()
         if parts.scheme not in ("http", "https") or not host or host == dead_host or \
+                "@" in parts.netloc or \
                 not parts.path.startswith(folder) or "/" in parts.path[len(folder):].rstrip("/"):
             continue
         if own_folder or site_of(url) == site or \
