@@ -1,5 +1,9 @@
 """`pagetrail fix PATH…`: repair dead links in documents (dry run by default), or `-` for a
-text on standard input. Exit 0 when no dead link is left, 1 when some are, 2 on usage errors."""
+text on standard input. Exit 0 when no dead link is left, 1 when some are, 2 on usage errors.
+
+The repository's pagetrail.toml (or `[tool.pagetrail]`), found from the working directory up,
+and its ignore files set the defaults; each option given here overrides its key
+(docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -42,20 +46,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--write", action="store_true", help="apply the changes in place")
     parser.add_argument("--interactive", action="store_true",
                         help="ask before each change (implies --write)")
-    parser.add_argument("--min-confidence", type=_confidence, default=0.0,
+    # Defaults are None here: an option not given leaves the configuration's value.
+    parser.add_argument("--min-confidence", type=_confidence, default=None,
                         help="rewrite only answers at least this confident (0-1, default 0)")
-    parser.add_argument("--kinds", type=_kinds, default=KINDS,
+    parser.add_argument("--kinds", type=_kinds, default=None,
                         help="answers to write, comma-separated (default moved,replacement,"
                              "archived)")
-    parser.add_argument("--archived-as", choices=("url", "robust"), default="url",
+    parser.add_argument("--archived-as", choices=("url", "robust"), default=None,
                         help="an archived answer as the capture's URL, or (HTML) a Robust "
                              "Link: href kept, data-versionurl/-versiondate added")
     parser.add_argument("--include", action="append", default=[], metavar="GLOB",
                         help="only files matching (repeatable)")
-    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
-                        help="skip files matching (repeatable)")
-    parser.add_argument("--max-file-size", type=int, default=5_000_000, metavar="BYTES",
+    parser.add_argument("--exclude", "--exclude-path", dest="exclude", action="append",
+                        default=[], metavar="GLOB", help="skip files matching (repeatable)")
+    parser.add_argument("--max-file-size", type=int, default=None, metavar="BYTES",
                         help="files larger are skipped (default 5000000)")
+    parser.add_argument("--exclude-url", action="append", default=[], metavar="REGEX",
+                        help="neither check nor fix links whose URL matches (repeatable)")
+    parser.add_argument("--accept", action="append", default=[], metavar="STATUSES",
+                        help="statuses that are not dead, e.g. 403,429 or 200..=299")
+    parser.add_argument("--config", metavar="FILE",
+                        help="read this pagetrail.toml (default: found from here up)")
+    parser.add_argument("--no-config", action="store_true",
+                        help="read no pagetrail.toml nor ignore file")
+    parser.add_argument("--show-config", action="store_true",
+                        help="print the settings this run would use and where each came "
+                             "from, and stop")
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="report format (default text: diff and summary)")
     parser.add_argument("--from-lychee", metavar="REPORT.json",
@@ -92,17 +108,38 @@ def _stdin(args: argparse.Namespace) -> int:
     return 1 if dead else 0
 
 
+def _config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The repository's configuration with this command line's options over it."""
+    from pagetrail import load_fix_config
+
+    if args.config and args.no_config:
+        return fail("--config and --no-config cannot be used together")
+    flags = {"exclude_url": args.exclude_url, "min_confidence": args.min_confidence,
+             "accept": [part.strip() for text in args.accept for part in text.split(",")
+                        if part.strip()],
+             "include": args.include, "exclude_path": args.exclude,
+             "kinds": args.kinds, "archived_as": args.archived_as,
+             "max_file_size": args.max_file_size}
+    return load_fix_config(path=args.config, use_files=not args.no_config).with_flags(flags)
+
+
 def handle(args: argparse.Namespace) -> int:
     from pagetrail import (
-        FixOptions,
         __version__,
         fix_paths,
         get_settings,
         read_lychee_report,
         render_fix_report,
     )
+    from pagetrail.cli.config_cmd import print_fix_config
     from pagetrail.cli.scan_cmd import progress_bar, show_progress
 
+    config = _config(args)
+    if isinstance(config, int):
+        return config
+    if args.show_config:
+        print_fix_config(config)
+        return 0
     if args.paths == ["-"]:
         return _stdin(args)
     if "-" in args.paths:
@@ -116,9 +153,7 @@ def handle(args: argparse.Namespace) -> int:
             paths = [source for source in failing if Path(source).exists()]
     if not paths:
         return fail("give at least one file or folder (or `-`, or --from-lychee)")
-    options = FixOptions(kinds=args.kinds, min_confidence=args.min_confidence,
-                         archived_as=args.archived_as, include=tuple(args.include),
-                         exclude=tuple(args.exclude), max_file_bytes=args.max_file_size)
+    options = config.options()
     settings = get_settings()
     with progress_bar(show_progress(args.quiet), "recovering links") as progress:
         report = run_async(fix_paths(

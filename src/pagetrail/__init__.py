@@ -82,6 +82,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         UnsupportedContent,
         WorldError,
     )
+    from pagetrail.tools.fix.config import FixConfig, load_fix_config
     from pagetrail.tools.fix.lychee import LycheeReportError
     from pagetrail.tools.fix.lychee import read_lychee as read_lychee_report
     from pagetrail.tools.fix.report import render as render_fix_report
@@ -123,6 +124,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.net.netcheck import NetworkDown
     from pagetrail.tools.net.netguard import ensure_fetchable, origin_of
     from pagetrail.tools.net.urls import same_url, validate_url
+    from pagetrail.tools.provenance import setting_sources
     from pagetrail.tools.recovery.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
     from pagetrail.tools.recovery.aliases import KnownMove, infer_aliases
     from pagetrail.tools.recovery.aliases import Thresholds as AliasThresholds
@@ -252,6 +254,7 @@ _EXPORTS: dict[str, str] = {
     "get_settings": "pagetrail.tools.settings",
     "config_file": "pagetrail.tools.settings",
     "mask_url": "pagetrail.tools.settings",
+    "setting_sources": "pagetrail.tools.provenance",
     # Input: dates, URLs, the address guard
     "parse_date": "pagetrail.tools.content.dates",
     "validate_url": "pagetrail.tools.net.urls",
@@ -319,6 +322,8 @@ _EXPORTS: dict[str, str] = {
     "check_links_in_text": "pagetrail.tools.fix.text",
     "TextCheck": "pagetrail.tools.fix.text",
     "TextLink": "pagetrail.tools.fix.text",
+    "FixConfig": "pagetrail.tools.fix.config",
+    "load_fix_config": "pagetrail.tools.fix.config",
     # Health (`pagetrail doctor`)
     "run_doctor": "pagetrail.tools.doctor",
     "DoctorCheck": "pagetrail.tools.doctor:Check",
@@ -349,6 +354,7 @@ __all__ = [
     "EngineFailure",
     "EngineUnavailable",
     "FetchFailed",
+    "FixConfig",
     "FixOptions",
     "FixReport",
     "Hit",
@@ -430,6 +436,7 @@ __all__ = [
     "install_log_redaction",
     "list_captures",
     "list_watches",
+    "load_fix_config",
     "mask_url",
     "migrate_store",
     "moves_for_site",
@@ -461,6 +468,7 @@ __all__ = [
     "scan_site",
     "search_engines",
     "search_web",
+    "setting_sources",
     "site_scan_status",
     "slim_recovery",
     "start_site_scan",

@@ -5,7 +5,9 @@ Owns finding links in files with their exact spans (one extractor per format: ma
 html, asciidoc, and the URL scanner in urls), when each was written (dates: git blame), which
 files a fix reads and how they are read safely (files), the edits, diff and atomic write
 (rewrite), the whole run (`fix_paths`), the text check (`check_links_in_text`), lychee's
-reports (lychee) and the report formats (report: text, JSON, SARIF, JUnit, GitHub).
+reports (lychee) and the report formats (report: text, JSON, SARIF, JUnit, GitHub); a
+repository's configuration of it (config: pagetrail.toml, ignore files, flags over both) and
+the inline comments that accept one link (markers).
 Sits above the facade (tools.api): it recovers through the recovery and check jobs
 (tools.workers) and the public primitives, never the pipeline's internals.
 """
@@ -17,8 +19,10 @@ from typing import TYPE_CHECKING
 from pagetrail._lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from pagetrail.tools.fix.config import FixConfig, Rules, load_fix_config
     from pagetrail.tools.fix.extract import FORMATS, extract_links, format_of
     from pagetrail.tools.fix.lychee import LycheeReportError, read_lychee
+    from pagetrail.tools.fix.markers import marked_links
     from pagetrail.tools.fix.report import render
     from pagetrail.tools.fix.run import FixReport, LinkVerdict, Options, fix_paths
     from pagetrail.tools.fix.spans import LinkSpan
@@ -26,6 +30,10 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "FORMATS": "pagetrail.tools.fix.extract",
+    "FixConfig": "pagetrail.tools.fix.config",
+    "Rules": "pagetrail.tools.fix.config",
+    "load_fix_config": "pagetrail.tools.fix.config",
+    "marked_links": "pagetrail.tools.fix.markers",
     "FixReport": "pagetrail.tools.fix.run",
     "LinkSpan": "pagetrail.tools.fix.spans",
     "LinkVerdict": "pagetrail.tools.fix.run",
@@ -42,17 +50,21 @@ _EXPORTS: dict[str, str] = {
 }
 __all__ = [
     "FORMATS",
+    "FixConfig",
     "FixReport",
     "LinkSpan",
     "LinkVerdict",
     "LycheeReportError",
     "Options",
+    "Rules",
     "TextCheck",
     "TextLink",
     "check_links_in_text",
     "extract_links",
     "fix_paths",
     "format_of",
+    "load_fix_config",
+    "marked_links",
     "read_lychee",
     "render",
 ]

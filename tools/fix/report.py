@@ -103,13 +103,13 @@ def to_junit(report: FixReport) -> str:
             cases.append(f"    <testcase classname={quoteattr(link.path)} name={name}>"
                          f"<failure message={quoteattr(_message(link))} "
                          f"type={quoteattr(link.verdict)}/></testcase>")
-        elif link.verdict == "skipped":
+        elif link.verdict in ("skipped", "excluded"):
             cases.append(f"    <testcase classname={quoteattr(link.path)} name={name}>"
                          f"<skipped message={quoteattr(link.reason)}/></testcase>")
         else:
             cases.append(f"    <testcase classname={quoteattr(link.path)} name={name}/>")
     failures = report.dead_left
-    skipped = sum(1 for link in report.links if link.verdict == "skipped")
+    skipped = sum(1 for link in report.links if link.verdict in ("skipped", "excluded"))
     return ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             f"<testsuites><testsuite name=\"pagetrail fix\" tests=\"{len(report.links)}\" "
             f"failures=\"{failures}\" skipped=\"{skipped}\" errors=\"0\" "

@@ -18,19 +18,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from pagetrail.tools.fix.config import Rules
 from pagetrail.tools.fix.dates import line_dates
 from pagetrail.tools.fix.extract import extract_links
 from pagetrail.tools.fix.files import FileProblem, SourceFile, gather, read_source
 from pagetrail.tools.fix.html import attribute_value
+from pagetrail.tools.fix.markers import marked_links
 from pagetrail.tools.fix.rewrite import Edit, apply_edits, unified_diff, write_back
 from pagetrail.tools.fix.spans import LinkSpan
 from pagetrail.tools.fix.urls import is_archive_url
 from pagetrail.tools.models import Memento, Recovery
 from pagetrail.tools.settings import Settings, get_settings
 
-Verdict = Literal["alive", "moved", "replacement", "archived", "unfixable", "skipped"]
+Verdict = Literal["alive", "moved", "replacement", "archived", "unfixable", "skipped",
+                  "excluded"]
 VERDICTS: tuple[Verdict, ...] = ("alive", "moved", "replacement", "archived", "unfixable",
-                                 "skipped")
+                                 "skipped", "excluded")
 FIXABLE = ("moved", "replacement", "archived")
 ProgressFn = Callable[[int, int], None]
 
@@ -44,6 +47,9 @@ class Options(BaseModel):
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     max_file_bytes: int = 5_000_000
+    # The repository's configuration (tools.fix.config): URL exclusions, accepted statuses,
+    # the files it reads. None: no exclusions; inline markers are obeyed all the same.
+    rules: Rules | None = None
 
 
 class LinkVerdict(BaseModel):
@@ -257,6 +263,31 @@ def _skip_reason(span: LinkSpan, archive_prefixes: tuple[str, ...],
     return None
 
 
+# ------------------------------------------------------------------ the repository's rules
+
+
+def excluded_links(source: SourceFile, spans: Sequence[LinkSpan], rules: Rules,
+                   ) -> dict[int, str]:
+    """span.start → why the link is neither checked nor fixed: an inline marker
+    (tools.fix.markers) or a URL pattern of the configuration or an ignore file."""
+    reasons = marked_links(source.text, source.fmt, spans) if rules.markers else {}
+    for span in spans:
+        if span.start not in reasons:
+            pattern = rules.excluded(span.url)
+            if pattern is not None:
+                reasons[span.start] = f"matches {pattern.regex!r} ({pattern.origin})"
+    return reasons
+
+
+def accepted_status(answer: Recovery, rules: Rules) -> str | None:
+    """Why a link that failed its check is not dead after all: its status is one the
+    configuration accepts (a redirect to a working page is still a move, and rewritten)."""
+    check = answer.check
+    if check is None or check.verdict in ("ok", "redirected") or not rules.accepts(check.status):
+        return None
+    return f"HTTP {check.status} is accepted ({rules.accept_origin or 'configuration'})"
+
+
 async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
                     write: bool = False, settings: Settings | None = None,
                     store: Any | None = None, progress: ProgressFn | None = None,
@@ -272,8 +303,11 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
     settings = settings or get_settings()
     started = time.monotonic()
     report = FixReport()
-    files = gather(paths, include=options.include, exclude=options.exclude,
-                   problems=report.problems)
+    rules = options.rules or Rules()
+    files = [(path, fmt) for path, fmt in gather(
+        paths, include=options.include, exclude=options.exclude, problems=report.problems)
+        if rules.reads(path)]
+    excluded: dict[tuple[str, int], str] = {}  # (file, span.start) → why
     archive_prefixes = tuple(settings.archives)
     documents: list[tuple[SourceFile, list[LinkSpan], list[tuple[datetime, str]]]] = []
     wanted: dict[str, tuple[datetime, str]] = {}
@@ -284,11 +318,14 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
             report.problems.append(source)
             continue
         spans = extract_links(source.text, fmt)
+        excluded.update({(str(source.path), start): why for start, why
+                         in excluded_links(source, spans, rules).items()})
         dates = line_dates(path) if spans else None
         stamped = [dates.at(span.line) if dates else (datetime.now(UTC), "now")
                    for span in spans]
         for span, (when, _how) in zip(spans, stamped, strict=True):
-            if _skip_reason(span, archive_prefixes, only_urls):
+            if _skip_reason(span, archive_prefixes, only_urls) or \
+                    (str(source.path), span.start) in excluded:
                 continue
             if span.url not in wanted or when < wanted[span.url][0]:
                 wanted[span.url] = (when, span.context)
@@ -314,6 +351,12 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
         name = str(source.path)
         verdicts = []
         for span, (when, how) in zip(spans, stamped, strict=True):
+            why = excluded.get((name, span.start))
+            if why is not None:
+                verdicts.append(LinkVerdict(path=name, line=span.line, url=span.url,
+                                            form=span.form, date=when, date_source=how,
+                                            verdict="excluded", reason=why))
+                continue
             skip = _skip_reason(span, archive_prefixes, only_urls)
             answer = answers.get(span.url)
             if skip is not None or answer is None:
@@ -325,6 +368,12 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
                 verdicts.append(LinkVerdict(path=name, line=span.line, url=span.url,
                                             form=span.form, date=when, date_source=how,
                                             verdict="skipped", reason=answer))
+                continue
+            accepted = accepted_status(answer, rules)
+            if accepted is not None:
+                verdicts.append(LinkVerdict(path=name, line=span.line, url=span.url,
+                                            form=span.form, date=when, date_source=how,
+                                            verdict="alive", reason=accepted))
                 continue
             kind, new_url, confidence, memento_date, reason = verdict_of(answer, dead)
             chosen = pick_capture(captures.get(span.url, []), when) if kind == "archived" \
