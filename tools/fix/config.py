@@ -374,8 +374,9 @@ def load_fix_config(start: str | Path | None = None, *, path: str | Path | None 
     else:
         found = find_config(here)
     if found is not None:
+        found = found.resolve()
         settings, sources = read_config_file(found)
-        config.path = found.resolve()
+        config.path = found
         config.values = settings.model_dump()
         config.sources.update(sources)
     folder = config.path.parent if config.path else repository_root(here)
