@@ -268,3 +268,16 @@ def test_the_json_keys_added_beside_the_settings_are_no_setting_names():
     from pagetrail.tools.settings import Settings
 
     assert not {"sources", "fix"} & set(Settings.model_fields)
+
+
+def test_the_documented_examples_are_valid(tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    for doc in (root / "docs" / "configuration.md", root / "README.md"):
+        blocks = [b for b in re.findall(r"```toml\n(.*?)```", doc.read_text(), re.S)
+                  if "accept =" in b]  # the pagetrail.toml examples, not other TOML
+        assert blocks, doc
+        for block in blocks:
+            (tmp_path / "pagetrail.toml").write_text(block)
+            rules = load_fix_config(tmp_path).rules()
+            assert rules.excluded("https://intranet.example.org/wiki") is not None
+            assert rules.accepts(403)
