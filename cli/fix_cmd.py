@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pagetrail.cli.common import fail, parse_date, print_json, run_async
+from pagetrail.cli.common import UsageError, fail, parse_date, print_json, run_async
+
+if TYPE_CHECKING:
+    from pagetrail import FixConfig
 
 KINDS = ("moved", "replacement", "archived")
 FORMATS = ("text", "json", "sarif", "junit", "github")
@@ -108,12 +112,12 @@ def _stdin(args: argparse.Namespace) -> int:
     return 1 if dead else 0
 
 
-def _config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _config(args: argparse.Namespace) -> FixConfig:
     """The repository's configuration with this command line's options over it."""
     from pagetrail import load_fix_config
 
     if args.config and args.no_config:
-        return fail("--config and --no-config cannot be used together")
+        raise UsageError("--config and --no-config cannot be used together")
     flags = {"exclude_url": args.exclude_url, "min_confidence": args.min_confidence,
              "accept": [part.strip() for text in args.accept for part in text.split(",")
                         if part.strip()],
@@ -135,8 +139,6 @@ def handle(args: argparse.Namespace) -> int:
     from pagetrail.cli.scan_cmd import progress_bar, show_progress
 
     config = _config(args)
-    if isinstance(config, int):
-        return config
     if args.show_config:
         print_fix_config(config)
         return 0

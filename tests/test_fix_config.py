@@ -281,3 +281,75 @@ def test_the_documented_examples_are_valid(tmp_path):
             rules = load_fix_config(tmp_path).rules()
             assert rules.excluded("https://intranet.example.org/wiki") is not None
             assert rules.accepts(403)
+
+
+# ------------------------------------------------------------------ the run's rules (pure)
+
+
+def _recovery(verdict: str, status: int | None, answer: str = "none"):
+    from pagetrail.tools.models import CheckResult, Recovery
+
+    return Recovery(url="https://a.example/x", answer=answer,
+                    check=CheckResult(url="https://a.example/x", verdict=verdict,
+                                      status=status))
+
+
+@pytest.mark.parametrize(("verdict", "status", "answer", "accepted"), [
+    ("dead", 410, "none", True),  # a failed check with an accepted status
+    ("blocked", 403, "unverified", True),
+    ("dead", 404, "archived", False),  # 404 is not accepted: the archived copy stands
+    ("redirected", 200, "redirected", False),  # a move is still a move
+    ("ok", 200, "alive", False),
+    ("unreachable", None, "none", False),  # no status at all (DNS)
+])
+def test_accepted_status(verdict, status, answer, accepted):
+    from pagetrail.tools.fix.config import Rules
+    from pagetrail.tools.fix.run import accepted_status
+
+    rules = Rules(accept=((403, 403), (410, 410), (200, 299)), accept_origin="p.toml:3")
+    why = accepted_status(_recovery(verdict, status, answer), rules)
+    assert (why is not None) is accepted
+    if accepted:
+        assert why == f"HTTP {status} is accepted (p.toml:3)"
+
+
+def test_excluded_links_by_pattern_and_marker(tmp_path):
+    from pagetrail.tools.fix.config import Pattern, Rules
+    from pagetrail.tools.fix.files import read_source
+    from pagetrail.tools.fix.run import excluded_links
+
+    doc = tmp_path / "a.md"
+    doc.write_text("[a](https://intranet.example/x) and [b](https://b.example/y)\n\n"
+                   "<!-- pagetrail-ignore -->\n[c](https://c.example/z)\n\n"
+                   "[d](https://d.example/w)\n")
+    source = read_source(doc, "markdown")
+    spans = extract_links_of(source)
+    rules = Rules(exclude=(Pattern(r"^https://intranet\.", "pagetrail.toml:1"),))
+    reasons = {spans_by_start(spans)[start]: why
+               for start, why in excluded_links(source, spans, rules).items()}
+    assert reasons == {
+        "https://intranet.example/x": "matches '^https://intranet\\\\.' (pagetrail.toml:1)",
+        "https://c.example/z": "pagetrail-ignore on line 3"}
+    assert excluded_links(source, spans, Rules(markers=False)) == {}
+
+
+def extract_links_of(source):
+    from pagetrail.tools.fix.extract import extract_links
+
+    return extract_links(source.text, source.fmt)
+
+
+def spans_by_start(spans) -> dict[int, str]:
+    return {span.start: span.url for span in spans}
+
+
+def test_cli_exclude_url_and_accept_flags(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["fix", "--no-config", "--show-config", "--exclude-url", "a\\.example",
+                 "--exclude-url", "b\\.example", "--accept", "403,429", "--accept",
+                 "500..=503", "--exclude-path", "old/*"]) == 0
+    out = capsys.readouterr().out
+    assert "# pagetrail fix: none found (defaults)" in out
+    assert "exclude = ['a\\\\.example', 'b\\\\.example']  # command line" in out
+    assert "accept = ['403', '429', '500..=503']  # command line" in out
+    assert "exclude_path = ['old/*']  # command line" in out

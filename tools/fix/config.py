@@ -21,11 +21,14 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pagetrail.tools.errors import ConfigError
+
+if TYPE_CHECKING:  # run.py imports this module: Options is imported where it is built
+    from pagetrail.tools.fix.run import Options
 
 CONFIG_FILE = "pagetrail.toml"
 PYPROJECT = "pyproject.toml"
@@ -111,7 +114,7 @@ class FixConfig:
         """This configuration under the command line's options (see with_flags)."""
         return with_flags(self, flags)
 
-    def options(self) -> Any:
+    def options(self) -> Options:
         """The run's Options (tools.fix.run.Options) this configuration makes."""
         return options_from(self)
 
@@ -417,7 +420,7 @@ def with_flags(config: FixConfig, flags: Mapping[str, Any]) -> FixConfig:
                      ignore_files=config.ignore_files, ignore_patterns=config.ignore_patterns)
 
 
-def options_from(config: FixConfig) -> Any:
+def options_from(config: FixConfig) -> Options:
     """The run's Options (tools.fix.run) from a configuration."""
     from pagetrail.tools.fix.run import Options
 
