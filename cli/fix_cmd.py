@@ -138,12 +138,11 @@ def handle(args: argparse.Namespace) -> int:
     from pagetrail.cli.config_cmd import print_fix_config
     from pagetrail.cli.scan_cmd import progress_bar, show_progress
 
-    config = _config(args)
     if args.show_config:
-        print_fix_config(config)
+        print_fix_config(_config(args))
         return 0
     if args.paths == ["-"]:
-        return _stdin(args)
+        return _stdin(args)  # a text, not a repository's file: no configuration applies
     if "-" in args.paths:
         return fail("`-` (standard input) cannot be mixed with paths")
     only = None
@@ -155,7 +154,7 @@ def handle(args: argparse.Namespace) -> int:
             paths = [source for source in failing if Path(source).exists()]
     if not paths:
         return fail("give at least one file or folder (or `-`, or --from-lychee)")
-    options = config.options()
+    options = _config(args).options()
     settings = get_settings()
     with progress_bar(show_progress(args.quiet), "recovering links") as progress:
         report = run_async(fix_paths(
