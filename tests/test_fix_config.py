@@ -353,3 +353,26 @@ def test_cli_exclude_url_and_accept_flags(tmp_path, monkeypatch, capsys):
     assert "exclude = ['a\\\\.example', 'b\\\\.example']  # command line" in out
     assert "accept = ['403', '429', '500..=503']  # command line" in out
     assert "exclude_path = ['old/*']  # command line" in out
+
+
+def test_a_run_reads_only_the_files_the_configuration_lets_it(tmp_path, store):
+    import asyncio
+
+    from pagetrail.tools.fix.run import fix_paths
+
+    repo = _repo(tmp_path / "repo")
+    (repo / "pagetrail.toml").write_text(
+        "exclude_path = [\"old/*\"]\nexclude = [\"^https://\"]\n")
+    (repo / "old").mkdir()
+    (repo / "old" / "a.md").write_text("[x](https://a.example/)\n")
+    (repo / "b.md").write_text("[y](https://b.example/)\n")
+    options = load_fix_config(repo).options()
+    report = asyncio.run(fix_paths([str(repo)], options=options, store=store))
+    assert [Path(f.path).name for f in report.files] == ["b.md"]
+    assert [(link.url, link.verdict) for link in report.links] == [
+        ("https://b.example/", "excluded")]
+    assert report.distinct_urls == 0 and report.dead_left == 0
+    # The same file named on the command line (as the pre-commit hook does) stays unread.
+    named = asyncio.run(fix_paths([str(repo / "old" / "a.md")], options=options,
+                                  store=store))
+    assert named.files == [] and named.links == []
