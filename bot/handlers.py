@@ -15,6 +15,8 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from slack_sdk.web.async_client import AsyncWebClient
+
 from pagetrail import (
     PagetrailError,
     Settings,
@@ -39,7 +41,8 @@ from pagetrail.bot.ratelimit import KeyedLimiter, job_keys
 log = logging.getLogger(__name__)
 
 Ack = Callable[..., Awaitable[None]]
-DigestRunner = Callable[[str], Awaitable[None]]
+# `/linkrot digest now`: one channel's digest, posted with the request's workspace client.
+DigestRunner = Callable[[str, SlackPoster], Awaitable[None]]
 
 LOOKING = {
     "recover": "Looking for where {url} went… (the answer will appear here)",
@@ -141,22 +144,29 @@ class SlackBot:
 
     # ---------------------------------------------------------------- message shortcut
 
-    async def on_fix_message(self, ack: Ack, body: dict[str, Any]) -> None:
-        """"Fix links in this message": acknowledged at once, answered in the thread."""
+    async def on_fix_message(self, ack: Ack, body: dict[str, Any],
+                             client: AsyncWebClient) -> None:
+        """"Fix links in this message": acknowledged at once, answered in the thread (or
+        privately, saying why, when the bot cannot post there)."""
         await ack()
         user, channel = _who_where(body)
+        try:
+            response_url: str | None = reply_url(body, self.engine.settings)
+        except CommandUsageError:
+            response_url = None  # the answer goes to the thread; no private fallback there
         keys = job_keys(user, channel)
         if not self.limiter.admit(keys):
-            if body.get("response_url"):
-                await self._tell(str(body["response_url"]), blocks.message(
+            if response_url:
+                await self._tell(response_url, blocks.message(
                     [blocks.section(TOO_MANY_QUEUED)], TOO_MANY_QUEUED))
             return
         settings, store = self.engine.settings, self.engine.store
+        poster = SlackPoster(client)  # this workspace's token (Bolt's authorized client)
 
         async def work() -> None:
             try:
                 await self.limiter.take_turn(keys)
-                await textcheck.answer_shortcut(body, settings, store, self.poster)
+                await textcheck.answer_shortcut(body, settings, store, poster, response_url)
             except DELIVERY_ERRORS:
                 log.exception("posting the link check failed")
 
@@ -226,7 +236,8 @@ class SlackBot:
 
     # ---------------------------------------------------------------- /linkrot
 
-    async def on_linkrot(self, ack: Ack, command: dict[str, Any]) -> None:
+    async def on_linkrot(self, ack: Ack, command: dict[str, Any],
+                         client: AsyncWebClient) -> None:
         channel, user = command.get("channel_id", ""), command.get("user_id", "")
         try:
             response_url = reply_url(command, self.engine.settings)
@@ -237,7 +248,7 @@ class SlackBot:
             return
         await ack(**reply)
         if request.action == "digest" and self.digest_runner is not None:
-            self.spawn(self._digest_now(channel, response_url))
+            self.spawn(self._digest_now(channel, response_url, SlackPoster(client)))
 
     async def _linkrot(self, request: LinkrotRequest, channel: str,
                        user: str) -> dict[str, Any]:
@@ -271,10 +282,10 @@ class SlackBot:
                     "text": "Running the link-rot digest for this channel now…"}
         return {"response_type": "ephemeral", **blocks.help_blocks()}
 
-    async def _digest_now(self, channel: str, response_url: str) -> None:
+    async def _digest_now(self, channel: str, response_url: str, poster: SlackPoster) -> None:
         assert self.digest_runner is not None
         try:
-            await self.digest_runner(channel)
+            await self.digest_runner(channel, poster)
         except PagetrailError as exc:
             await self._tell(response_url, blocks.error_blocks(str(exc), exc.code))
         except Exception:
