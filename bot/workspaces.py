@@ -33,6 +33,7 @@ from pagetrail import (
     Settings,
     Store,
     list_watches,
+    purge_expired_slack_states,
     slack_channel_teams,
     slack_oauth_stores,
 )
@@ -101,6 +102,8 @@ class ThreadedStateStore(AsyncOAuthStateStore):
         return self.sync.logger  # type: ignore[no-any-return]
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
+        # Every view of the install page issues a state; the ones never used would pile up.
+        await asyncio.to_thread(purge_expired_slack_states, self.store)
         return await _in_thread(self.store, self.sync.issue)
 
     async def async_consume(self, state: str) -> bool:
@@ -201,7 +204,9 @@ class InstalledWorkspaces:
         if uninstalled:
             log.info("slack: watched channels of workspaces without an installation, not "
                      "served: %s", ", ".join(uninstalled))
-        return served
+        # Every watched channel served: None, so that a site watched by several channels is
+        # scanned once for all of them (post_due_digests shares scans only then).
+        return None if not unknown and not uninstalled else served
 
     async def channels_of(self, team: str) -> list[str]:
         mine = set(await asyncio.to_thread(slack_channel_teams, self.store, team))

@@ -10,9 +10,10 @@ upgrade`, which creates the tables) works without the `[slack]` extra.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import DateTime, column, delete, select, table
 from sqlalchemy.exc import IntegrityError
 
 from pagetrail.store.db import Store
@@ -87,3 +88,14 @@ def channel_teams(store: Store, team: str | None = None) -> dict[str, tuple[str,
     with store.session() as session:
         return {channel: (owner, enterprise)
                 for channel, owner, enterprise in session.execute(query).all()}
+
+
+@store_call
+def purge_expired_states(store: Store) -> int:
+    """Delete the OAuth states past their expiry (install pages never followed); how many."""
+    states = table(STATES_TABLE, column("expire_at", DateTime()))
+    # slack_sdk writes expire_at as naive UTC (slack_sdk.oauth.sqlalchemy_utils).
+    now = datetime.now(UTC).replace(tzinfo=None)
+    with store.session() as session:
+        result = session.execute(delete(states).where(states.c.expire_at < now))
+        return int(getattr(result, "rowcount", 0) or 0)

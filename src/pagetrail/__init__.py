@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.store.db import Store
     from pagetrail.store.slack import SlackOAuthStores, slack_oauth_stores
     from pagetrail.store.slack import channel_teams as slack_channel_teams
+    from pagetrail.store.slack import purge_expired_states as purge_expired_slack_states
     from pagetrail.store.slack import remember_channel as remember_slack_channel
     from pagetrail.tools.api import (
         MAX_ARCHIVE_URLS,
@@ -310,6 +311,7 @@ _EXPORTS: dict[str, str] = {
     "slack_oauth_stores": "pagetrail.store.slack",
     "remember_slack_channel": "pagetrail.store.slack:remember_channel",
     "slack_channel_teams": "pagetrail.store.slack:channel_teams",
+    "purge_expired_slack_states": "pagetrail.store.slack:purge_expired_states",
     # Digest delivery (a face supplies the poster: tools.scan.digest_delivery.DigestPoster)
     "DigestPoster": "pagetrail.tools.scan.digest_delivery",
     "PostOutcome": "pagetrail.tools.scan.digest_delivery",
@@ -447,6 +449,7 @@ __all__ = [
     "parse_date",
     "period_of",
     "prepare_distributed",
+    "purge_expired_slack_states",
     "rank_candidates",
     "read_batch",
     "read_lychee_report",
