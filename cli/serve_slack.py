@@ -48,7 +48,7 @@ def handle_slack(args: argparse.Namespace) -> int:
     else:
         print(f"pagetrail Slack app on http://{args.host}:{args.port}/slack/events",
               file=sys.stderr, flush=True)
-        if settings.slack_client_id:
+        if settings.slack_client_id and settings.slack_client_secret:
             print(f"install page: http://{args.host}:{args.port}/slack/install (behind your "
                   "public address)", file=sys.stderr, flush=True)
         run_async(serve_http(settings, store, host=args.host, port=args.port,
