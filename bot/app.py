@@ -91,7 +91,7 @@ def build_app(settings: Settings, store: Store, *, limiter: KeyedLimiter | None 
     if digests:
         from pagetrail.bot.digest_post import channel_digest_runner
 
-        runner = channel_digest_runner(store, settings)
+        runner = channel_digest_runner(store, settings, poster)
     bot = SlackBot(engine, poster, limiter or default_limiter(), runner)
     app.use(channel_recorder(store))
     app.command("/fixlink")(bot.on_fixlink)
@@ -155,8 +155,9 @@ class Lifecycle:
 
     async def on_tokens_revoked(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
         tokens = event.get("tokens") if isinstance(event.get("tokens"), dict) else {}
-        bots = tokens.get("bot") or []
-        users = [u for u in tokens.get("oauth") or [] if isinstance(u, str)]
+        bots, oauth = tokens.get("bot"), tokens.get("oauth")
+        bots = bots if isinstance(bots, list) else []
+        users = [u for u in oauth if isinstance(u, str) and u] if isinstance(oauth, list) else []
         team, enterprise = context.team_id, context.enterprise_id
         if self.installations is None:
             if bots:

@@ -66,11 +66,12 @@ async def post_due_digests(store: Store, settings: Settings, poster: SlackPoster
                          **options)
 
 
-def channel_digest_runner(store: Store, settings: Settings,
-                          ) -> Callable[[str, SlackPoster], Awaitable[None]]:
-    """`/linkrot digest now` for one channel, posted through the request's workspace."""
+def channel_digest_runner(store: Store, settings: Settings, poster: SlackPoster,
+                          ) -> Callable[[str], Awaitable[None]]:
+    """`/linkrot digest now` for one channel (`poster`: bot.workspaces's, which posts with
+    each channel's workspace token)."""
 
-    async def run(channel: str, poster: SlackPoster) -> None:
+    async def run(channel: str) -> None:
         # With a broker the digest is built by a worker (a digest job); posted from here.
         outcomes = await post_due_digests(store, settings, poster, channels=[channel],
                                           runner=configured_digest_runner(settings, store))

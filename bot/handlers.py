@@ -41,8 +41,7 @@ from pagetrail.bot.ratelimit import KeyedLimiter, job_keys
 log = logging.getLogger(__name__)
 
 Ack = Callable[..., Awaitable[None]]
-# `/linkrot digest now`: one channel's digest, posted with the request's workspace client.
-DigestRunner = Callable[[str, SlackPoster], Awaitable[None]]
+DigestRunner = Callable[[str], Awaitable[None]]
 
 LOOKING = {
     "recover": "Looking for where {url} went… (the answer will appear here)",
@@ -236,8 +235,7 @@ class SlackBot:
 
     # ---------------------------------------------------------------- /linkrot
 
-    async def on_linkrot(self, ack: Ack, command: dict[str, Any],
-                         client: AsyncWebClient) -> None:
+    async def on_linkrot(self, ack: Ack, command: dict[str, Any]) -> None:
         channel, user = command.get("channel_id", ""), command.get("user_id", "")
         try:
             response_url = reply_url(command, self.engine.settings)
@@ -248,7 +246,7 @@ class SlackBot:
             return
         await ack(**reply)
         if request.action == "digest" and self.digest_runner is not None:
-            self.spawn(self._digest_now(channel, response_url, SlackPoster(client)))
+            self.spawn(self._digest_now(channel, response_url))
 
     async def _linkrot(self, request: LinkrotRequest, channel: str,
                        user: str) -> dict[str, Any]:
@@ -282,10 +280,10 @@ class SlackBot:
                     "text": "Running the link-rot digest for this channel now…"}
         return {"response_type": "ephemeral", **blocks.help_blocks()}
 
-    async def _digest_now(self, channel: str, response_url: str, poster: SlackPoster) -> None:
+    async def _digest_now(self, channel: str, response_url: str) -> None:
         assert self.digest_runner is not None
         try:
-            await self.digest_runner(channel, poster)
+            await self.digest_runner(channel)
         except PagetrailError as exc:
             await self._tell(response_url, blocks.error_blocks(str(exc), exc.code))
         except Exception:
