@@ -68,7 +68,8 @@ async def post_due_digests(store: Store, settings: Settings, poster: SlackPoster
 
 def channel_digest_runner(store: Store, settings: Settings, poster: SlackPoster,
                           ) -> Callable[[str], Awaitable[None]]:
-    """`/linkrot digest now` for one channel."""
+    """`/linkrot digest now` for one channel (`poster`: bot.workspaces's, which posts with
+    each channel's workspace token)."""
 
     async def run(channel: str) -> None:
         # With a broker the digest is built by a worker (a digest job); posted from here.
@@ -84,15 +85,15 @@ def channel_digest_runner(store: Store, settings: Settings, poster: SlackPoster,
 
 async def run_and_post(settings: Settings, store: Store | None = None, *,
                        channel: str | None = None, **run_options: Any) -> list[PostOutcome]:
-    """For cron (`pagetrail digest run --post`): scan, post what is due, return outcomes."""
-    from pagetrail import ConfigError, open_store
-    from pagetrail.bot.app import secret
-    from pagetrail.bot.posting import web_client
+    """For cron (`pagetrail digest run --post`): scan, post what is due, return outcomes.
+    One workspace (SLACK_BOT_TOKEN), or every installed one (SLACK_CLIENT_ID…): each
+    channel's digest posted with its workspace's token."""
+    from pagetrail import open_store
+    from pagetrail.bot.workspaces import workspaces_for
 
-    token = secret(settings.slack_bot_token)
-    if not token:
-        raise ConfigError("SLACK_BOT_TOKEN is not set: cannot post digests")
     store = store or open_store(settings.database_url)
-    poster = SlackPoster(web_client(token, settings.slack_api_url))
-    return await post_due_digests(store, settings, poster,
-                                  channels=[channel] if channel else None, **run_options)
+    workspaces, poster = workspaces_for(settings, store)
+    served = await workspaces.served_channels()
+    if channel is not None:
+        served = [channel] if served is None or channel in served else []
+    return await post_due_digests(store, settings, poster, channels=served, **run_options)

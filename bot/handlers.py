@@ -15,6 +15,8 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from slack_sdk.web.async_client import AsyncWebClient
+
 from pagetrail import (
     PagetrailError,
     Settings,
@@ -141,22 +143,29 @@ class SlackBot:
 
     # ---------------------------------------------------------------- message shortcut
 
-    async def on_fix_message(self, ack: Ack, body: dict[str, Any]) -> None:
-        """"Fix links in this message": acknowledged at once, answered in the thread."""
+    async def on_fix_message(self, ack: Ack, body: dict[str, Any],
+                             client: AsyncWebClient) -> None:
+        """"Fix links in this message": acknowledged at once, answered in the thread (or
+        privately, saying why, when the bot cannot post there)."""
         await ack()
         user, channel = _who_where(body)
+        try:
+            response_url: str | None = reply_url(body, self.engine.settings)
+        except CommandUsageError:
+            response_url = None  # the answer goes to the thread; no private fallback there
         keys = job_keys(user, channel)
         if not self.limiter.admit(keys):
-            if body.get("response_url"):
-                await self._tell(str(body["response_url"]), blocks.message(
+            if response_url:
+                await self._tell(response_url, blocks.message(
                     [blocks.section(TOO_MANY_QUEUED)], TOO_MANY_QUEUED))
             return
         settings, store = self.engine.settings, self.engine.store
+        poster = SlackPoster(client)  # this workspace's token (Bolt's authorized client)
 
         async def work() -> None:
             try:
                 await self.limiter.take_turn(keys)
-                await textcheck.answer_shortcut(body, settings, store, self.poster)
+                await textcheck.answer_shortcut(body, settings, store, poster, response_url)
             except DELIVERY_ERRORS:
                 log.exception("posting the link check failed")
 

@@ -8,6 +8,7 @@ can call `pagetrail digest run --post` instead.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
@@ -24,11 +25,17 @@ RETRY_EVERY_HOURS = 1
 
 
 def start_digest_scheduler(store: Store, settings: Settings, poster: SlackPoster,
-                           *, weekly: CronTrigger = WEEKLY) -> AsyncIOScheduler:
-    """Start the jobs on the running event loop; the caller shuts the scheduler down."""
+                           *, weekly: CronTrigger = WEEKLY,
+                           channels: Callable[[], Awaitable[list[str] | None]] | None = None,
+                           ) -> AsyncIOScheduler:
+    """Start the jobs on the running event loop; the caller shuts the scheduler down.
+    `channels`: the channels served at each run (bot.workspaces: the installed workspaces'
+    ones); None, every watched channel."""
 
     async def job(only_failed: bool = False) -> None:
-        outcomes = await post_due_digests(store, settings, poster, only_failed=only_failed)
+        served = await channels() if channels is not None else None
+        outcomes = await post_due_digests(store, settings, poster, only_failed=only_failed,
+                                          channels=served)
         for outcome in outcomes:
             if outcome.status != "skipped":
                 log.info("digest %s %s: %s", outcome.channel, outcome.period, outcome.status)

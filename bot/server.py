@@ -1,5 +1,5 @@
-"""Running the app: HTTP (ASGI under uvicorn, Slack's requests at /slack/events) or Socket
-Mode. HTTP binds 127.0.0.1 by default — Bolt's built-in server binds every interface —
+"""Running the app: HTTP (ASGI under uvicorn, Slack's requests at /slack/events; with the
+install flow also GET /slack/install and /slack/oauth_redirect) or Socket Mode. HTTP binds 127.0.0.1 by default — Bolt's built-in server binds every interface —
 so exposing the bot is a decision (a reverse proxy, or --host)."""
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ async def _scheduler(settings: Settings, store: Store, bot_app: BotApp, enabled:
         return
     from pagetrail.bot.scheduler import start_digest_scheduler
 
-    sched = start_digest_scheduler(store, settings, bot_app.poster)
+    sched = start_digest_scheduler(store, settings, bot_app.poster,
+                                   channels=bot_app.workspaces.served_channels)
     try:
         yield
     finally:

@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--no-recover", action="store_true",
                      help="skip recovery of newly confirmed dead links")
     run.add_argument("--post", action="store_true",
-                     help="post the digests to their Slack channels (needs SLACK_BOT_TOKEN)")
+                     help="post the digests to their Slack channels (needs SLACK_BOT_TOKEN, or "
+                          "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET for installed workspaces)")
     run.add_argument("--report-dir", metavar="DIR",
                      help="write each channel's trend chart (PNG) and its report as Markdown "
                           "and HTML (chart embedded) here")

@@ -18,8 +18,10 @@ def register_slack(faces: argparse._SubParsersAction) -> None:
     slack = faces.add_parser(
         "slack", help="the Slack app (/fixlink, /linkrot, weekly digests)",
         description="Serve the Slack app over HTTP (Slack's requests at /slack/events) or "
-                    "Socket Mode. Needs SLACK_BOT_TOKEN, and SLACK_SIGNING_SECRET (HTTP) or "
-                    "SLACK_APP_TOKEN (Socket Mode).")
+                    "Socket Mode. One workspace: SLACK_BOT_TOKEN, and SLACK_SIGNING_SECRET "
+                    "(HTTP) or SLACK_APP_TOKEN (Socket Mode). Every workspace that installs "
+                    "it (HTTP only): SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and "
+                    "SLACK_SIGNING_SECRET; people install at /slack/install.")
     slack.add_argument("--host", default="127.0.0.1",
                        help="HTTP bind address (127.0.0.1; put a reverse proxy in front)")
     slack.add_argument("--port", type=int, default=DEFAULT_PORT,
@@ -46,6 +48,9 @@ def handle_slack(args: argparse.Namespace) -> int:
     else:
         print(f"pagetrail Slack app on http://{args.host}:{args.port}/slack/events",
               file=sys.stderr, flush=True)
+        if settings.slack_client_id and settings.slack_client_secret:
+            print(f"install page: http://{args.host}:{args.port}/slack/install (behind your "
+                  "public address)", file=sys.stderr, flush=True)
         run_async(serve_http(settings, store, host=args.host, port=args.port,
                              scheduler=args.digests))
     return 0

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         Pick,
         RecoveryRow,
         SearchCache,
+        SlackChannel,
         Watch,
     )
 
@@ -33,7 +34,8 @@ _WHERE = {
     "PoolSize": "pagetrail.store.db", "Store": "pagetrail.store.db",
     "open_store": "pagetrail.store.db",
     **{name: "pagetrail.store.models" for name in ("Base", "DigestRun", "LinkCheck", "LinkEdge",
-                                   "Move", "Pick", "RecoveryRow", "SearchCache", "Watch")},
+                                   "Move", "Pick", "RecoveryRow", "SearchCache", "SlackChannel",
+                                   "Watch")},
 }
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "PoolSize",
     "RecoveryRow",
     "SearchCache",
+    "SlackChannel",
     "Store",
     "Watch",
     "open_store",

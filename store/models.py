@@ -145,3 +145,14 @@ class DigestRun(Base):
     posted: Mapped[bool] = mapped_column(default=False)
     summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     error: Mapped[str] = mapped_column(Text, default="")
+
+
+class SlackChannel(Base):
+    """The Slack workspace a channel belongs to, as last seen in a request from it: which
+    installation's token posts its digests, whose App Home lists its watches (store.slack)."""
+
+    __tablename__ = "slack_channels"
+    channel: Mapped[str] = mapped_column(String(64), primary_key=True)
+    team: Mapped[str] = mapped_column(String(64), index=True)
+    enterprise: Mapped[str] = mapped_column(String(64), default="")
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

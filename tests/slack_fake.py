@@ -8,10 +8,13 @@ signing helper and a thread that serves the bot's ASGI app under uvicorn.
     fake.fail("chat.postMessage", status=429, retry_after=1)   # the next call answers 429
     fake.wait_for(lambda: fake.posts("/response/c1"))
     fake.uploads            # file id → bytes received through files upload v2
+    fake.install("T2", code="c-2", token="xoxb-t2")  # oauth.v2.access answers the code
+    record.token            # the bearer token of a Web API call (auth.test answers its team)
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import socket
@@ -36,6 +39,7 @@ class Recorded:
     at: float
     status: int
     failed: bool = False  # answered by an injected failure
+    token: str = ""  # the Web API call's bearer token, or "basic:<id>:<secret>"
 
 
 @dataclass
@@ -54,6 +58,12 @@ class FakeSlack:
     # Files upload v2: files.getUploadURLExternal hands out /upload/<id> on this server, the
     # bytes posted there land here, files.completeUploadExternal shares them.
     uploads: dict[str, bytes] = field(default_factory=dict)
+    # OAuth: the codes oauth.v2.access exchanges (code → team, token) for this app's
+    # client credentials, and each bot token's workspace (auth.test answers it).
+    client_id: str = "client-1"
+    client_secret: str = "client-secret-1"
+    codes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    teams: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ts: int = 0
     _server: Loopback | None = None
@@ -72,7 +82,8 @@ class FakeSlack:
                 else:
                     status, headers, payload = fake._answer(
                         self.path, data_in.decode("utf-8", "replace"),
-                        self.headers.get("content-type", ""))
+                        self.headers.get("content-type", ""),
+                        _credentials(self.headers.get("authorization", "")))
                 data = payload.encode()
                 self.send_response(status)
                 for key, value in headers.items():
@@ -108,7 +119,14 @@ class FakeSlack:
         with self._lock:
             self.failures.append(Failure(path_suffix, status, retry_after, body, times))
 
-    def _answer(self, path: str, raw: str, content_type: str) -> tuple[int, dict[str, str], str]:
+    def install(self, team: str, *, code: str, token: str) -> None:
+        """oauth.v2.access exchanges `code` for bot token `token` of workspace `team`."""
+        with self._lock:
+            self.codes[code] = (team, token)
+            self.teams[token] = team
+
+    def _answer(self, path: str, raw: str, content_type: str,
+                token: str = "") -> tuple[int, dict[str, str], str]:
         body = _decode(raw, content_type)
         if "?" in path and path.startswith("/api/"):  # slack_sdk sends some arguments there
             query = {k: v[-1] for k, v in parse_qs(path.split("?", 1)[1]).items()}
@@ -118,21 +136,41 @@ class FakeSlack:
                             and f.times > 0), None)
             if failure is not None:
                 failure.times -= 1
-                self.records.append(Recorded(path, body, time.monotonic(), failure.status, True))
+                self.records.append(Recorded(path, body, time.monotonic(), failure.status, True,
+                                             token))
                 headers = {"content-type": "application/json"}
                 if failure.retry_after is not None:
                     headers["retry-after"] = str(failure.retry_after)
                 answer = failure.body or {"ok": False, "error": "ratelimited"}
                 return failure.status, headers, json.dumps(answer)
-            self.records.append(Recorded(path, body, time.monotonic(), 200))
+            self.records.append(Recorded(path, body, time.monotonic(), 200, token=token))
             if path.startswith("/response/"):
                 return 200, {"content-type": "text/html"}, "ok"
             method = path.removeprefix("/api/").split("?")[0]
             answer: dict[str, Any] = {"ok": True}
             if method == "auth.test":
-                answer.update(url="https://fake.slack/", team="Fake", user="pagetrail",
-                              team_id="T1", user_id=BOT_USER, bot_id="B1",
-                              is_enterprise_install=False)
+                bearer = token.removeprefix("bearer:")
+                if bearer not in self.teams and self.codes:  # installs known: others refused
+                    answer = {"ok": False, "error": "invalid_auth"}
+                else:
+                    team = self.teams.get(bearer, "T1")
+                    answer.update(url="https://fake.slack/", team="Fake", user="pagetrail",
+                                  team_id=team, user_id=BOT_USER, bot_id=f"B-{team}",
+                                  is_enterprise_install=False)
+            elif method == "oauth.v2.access":
+                granted = self.codes.get(str(body.get("code", "")))
+                if token != f"basic:{self.client_id}:{self.client_secret}" or granted is None:
+                    answer = {"ok": False, "error": "invalid_code"}
+                else:
+                    answer.update(access_token=granted[1], token_type="bot",
+                                  scope="commands,chat:write", bot_user_id=BOT_USER,
+                                  app_id="A1", team={"id": granted[0], "name": f"Team {granted[0]}"},
+                                  enterprise=None, is_enterprise_install=False,
+                                  authed_user={"id": "U-installer"})
+            elif method == "conversations.open":
+                answer.update(channel={"id": f"D-{body.get('users', '')}"})
+            elif method == "chat.postEphemeral":
+                answer.update(message_ts="1700000000.999999")
             elif method == "files.getUploadURLExternal":
                 self._ts += 1
                 file_id = f"F{self._ts:06d}"
@@ -176,6 +214,19 @@ class FakeSlack:
             time.sleep(0.05)
         raise AssertionError(f"timed out after {timeout} s; recorded: "
                              f"{[(r.path, r.status) for r in self.records]}")
+
+
+def _credentials(authorization: str) -> str:
+    """"bearer:<token>" or "basic:<id>:<secret>" (what the client authenticated with)."""
+    kind, _, value = authorization.partition(" ")
+    if kind.lower() == "bearer":
+        return f"bearer:{value.strip()}"
+    if kind.lower() == "basic":
+        try:
+            return "basic:" + base64.b64decode(value.strip()).decode()
+        except (ValueError, UnicodeDecodeError):
+            return "basic:?"
+    return ""
 
 
 def _decode(raw: str, content_type: str) -> dict[str, Any]:

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 APP_NAME = "pagetrail"
 
 CommaList = Annotated[list[str], NoDecode]
+# The bot scopes an OAuth install asks for (bot/manifest.yaml lists the same, with why).
+SLACK_BOT_SCOPES = ("commands", "chat:write", "chat:write.public", "files:write", "im:write")
 
 
 def data_dir() -> Path:
@@ -172,8 +174,21 @@ class Settings(BaseSettings):
         default=None, validation_alias="SLACK_SIGNING_SECRET"
     )
     slack_app_token: SecretStr | None = Field(default=None, validation_alias="SLACK_APP_TOKEN")
+    # Many workspaces (Slack's OAuth install flow, bot/app.py): with a client id and secret the
+    # app serves every workspace that installs it (installations kept in the store); without
+    # them, the one workspace of SLACK_BOT_TOKEN. The token exchange (oauth.v2.access) goes to
+    # slack_api_url like every Web API call; the person installing is sent to
+    # slack_authorize_url.
+    slack_client_id: str | None = Field(default=None, validation_alias="SLACK_CLIENT_ID")
+    slack_client_secret: SecretStr | None = Field(
+        default=None, validation_alias="SLACK_CLIENT_SECRET"
+    )
+    slack_scopes: CommaList = Field(default_factory=lambda: list(SLACK_BOT_SCOPES))
+    slack_redirect_uri: str | None = None
+    slack_authorize_url: str = "https://slack.com/oauth/v2/authorize"
 
-    @field_validator("no_proxy", "allow_hosts", "archives", "search_engines", mode="before")
+    @field_validator("no_proxy", "allow_hosts", "archives", "search_engines",
+                     "slack_scopes", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -223,6 +238,7 @@ class Settings(BaseSettings):
 # Settings whose values are URLs (or lists of URLs): always shown through mask_url.
 URL_SETTINGS = frozenset({"database_url", "broker_url", "redis_url", "proxy", "archives",
                           "searxng_url", "hn_api_url", "slack_api_url", "spn_url",
+                          "slack_redirect_uri", "slack_authorize_url",
                           "network_probe_url"})
 MASK = "***"
 

@@ -28,6 +28,10 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by a test
     from pagetrail.store.db import Store
+    from pagetrail.store.slack import SlackOAuthStores, slack_oauth_stores
+    from pagetrail.store.slack import channel_teams as slack_channel_teams
+    from pagetrail.store.slack import purge_expired_states as purge_expired_slack_states
+    from pagetrail.store.slack import remember_channel as remember_slack_channel
     from pagetrail.tools.api import (
         MAX_ARCHIVE_URLS,
         MAX_RELATED,
@@ -305,6 +309,12 @@ _EXPORTS: dict[str, str] = {
     # The store
     "Store": "pagetrail.store.db",
     "open_store": "pagetrail.tools.settings:configured_store",
+    # Slack workspaces: installations (slack_sdk's stores) and each channel's workspace
+    "SlackOAuthStores": "pagetrail.store.slack",
+    "slack_oauth_stores": "pagetrail.store.slack",
+    "remember_slack_channel": "pagetrail.store.slack:remember_channel",
+    "slack_channel_teams": "pagetrail.store.slack:channel_teams",
+    "purge_expired_slack_states": "pagetrail.store.slack:purge_expired_states",
     # Digest delivery (a face supplies the poster: tools.scan.digest_delivery.DigestPoster)
     "DigestPoster": "pagetrail.tools.scan.digest_delivery",
     "PostOutcome": "pagetrail.tools.scan.digest_delivery",
@@ -393,6 +403,7 @@ __all__ = [
     "Settings",
     "Signature",
     "SiteScanJob",
+    "SlackOAuthStores",
     "Store",
     "StoreUnavailable",
     "Tag",
@@ -445,6 +456,7 @@ __all__ = [
     "parse_date",
     "period_of",
     "prepare_distributed",
+    "purge_expired_slack_states",
     "rank_candidates",
     "read_batch",
     "read_lychee_report",
@@ -456,6 +468,7 @@ __all__ = [
     "recovery_plan",
     "recovery_summary",
     "refuse_local_url",
+    "remember_slack_channel",
     "remove_watch",
     "render_fix_report",
     "render_trend_chart",
@@ -470,6 +483,8 @@ __all__ = [
     "search_web",
     "setting_sources",
     "site_scan_status",
+    "slack_channel_teams",
+    "slack_oauth_stores",
     "slim_recovery",
     "start_site_scan",
     "store_revisions",
