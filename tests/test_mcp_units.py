@@ -305,3 +305,24 @@ def test_validation_errors_are_one_clean_line() -> None:
     text = result.content[0].text
     assert "pydantic" not in text and "http" not in text and "\n" not in text
     assert "secret-value" not in text and "77" not in text  # the caller's values stay out
+
+
+async def test_a_crash_is_internal_error_with_its_text_only_in_the_log(tmp_path, caplog) -> None:
+    from mcp import Client
+
+    from pagetrail.server.app import build_server
+    from pagetrail.tools.settings import Settings
+
+    server = build_server(Settings(database_url=f"sqlite:///{tmp_path / 'm.db'}"))
+
+    async def broken_tool() -> dict:
+        raise RuntimeError("secret internals /etc/passwd")
+
+    server.add_tool(broken_tool)
+    server.served = server.served | {"broken_tool"}
+    async with Client(server) as client:
+        result = await client.call_tool("broken_tool", {})
+    error = result.structured_content["error"]
+    assert result.is_error and error["code"] == "internal_error"
+    assert "secret" not in result.content[0].text
+    assert "secret internals" in caplog.text  # surfaced where the operator looks
