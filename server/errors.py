@@ -50,7 +50,8 @@ CODES: dict[str, str] = {
     "error": "another named failure (the message says which)",
     "busy": "too many calls in flight and queued: retry shortly",
     "unknown_tool": "no tool of that name",
-    "not_found": "a resource with nothing behind it (no recovery of that URL remembered)",
+    "not_found": "a resource with nothing behind it (no recovery of that URL remembered, a "
+                 "channel with no watches or digests)",
     "tool_disabled": "a tool this server does not serve (read-only mode or tool selection)",
     "internal_error": "the tool failed unexpectedly; the server's log has the details",
 }

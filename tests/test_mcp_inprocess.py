@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -170,16 +171,20 @@ async def assert_served_capabilities(client: Client) -> None:
 
 async def read_resources(client: Client, world: Any) -> None:
     """After a recovery of world.moved_from: the recent list and that URL's answer."""
-    listed = {r.uri: r for r in (await client.list_resources()).resources}
+    listed = {str(r.uri) for r in (await client.list_resources()).resources}
     recent_uri = "pagetrail://recoveries/recent"
-    assert str(next(iter(listed))) == recent_uri
+    assert listed == {recent_uri, "pagetrail://channels"}
     recent = json.loads((await client.read_resource(recent_uri)).contents[0].text)
     urls = [item["recovery"]["url"] for item in recent["recoveries"]]
     assert world.moved_from in urls
     newest = recent["recoveries"][0]
     assert newest["recovered_at"] and newest["recovery"]["answer"]
 
-    template = (await client.list_resource_templates()).resource_templates[0].uri_template
+    templates = {t.name: t.uri_template
+                 for t in (await client.list_resource_templates()).resource_templates}
+    assert templates == {"recovery": "pagetrail://recovery/{url}",
+                         "channel": "pagetrail://channel/{channel}"}
+    template = templates["recovery"]
     uri = template.replace("{url}", quote(world.moved_from, safe=""))
     one = await client.read_resource(uri)
     assert one.contents[0].mime_type == "application/json"
@@ -428,3 +433,31 @@ async def test_selection_from_the_settings(testbed_settings, store, tiny_world) 
         assert names == READ_ONLY_TOOLS - {"get_tags"}
         assert error_of(await client.call_tool("get_tags", {"url": tiny_world.moved_from})
                         )["code"] == "tool_disabled"
+
+
+async def test_channel_resources(mcp_server, store) -> None:
+    """A channel's watches and its digests' weekly counts, as the Slack digest left them."""
+    from pagetrail.store.digests import add_run
+    from pagetrail.tools.recovery.memory import add_watch
+    from pagetrail.tools.scan.digest import ChannelDigest, ScanDigest
+
+    target = "https://www.news.example/"
+    add_watch(store, "C42", target)
+    for period, ok, confirmed in (("2030-W10", 5, 1), ("2030-W11", 4, 2)):
+        scan = ScanDigest(target=target, scan_id=period, started_at="2030-03-10T00:00:00Z",
+                          seconds=1.0, pages_crawled=1, links_found=ok + confirmed,
+                          urls_checked=ok + confirmed, requests=ok + confirmed,
+                          states={"ok": ok, "confirmed": confirmed})
+        digest = ChannelDigest(channel="C42", period=period, scans=[scan])
+        add_run(store, "C42", period, at=datetime(2030, 3, 10, tzinfo=UTC), status="posted",
+                summary=digest.model_dump(mode="json"))
+    async with Client(mcp_server) as client:
+        listed = json.loads((await client.read_resource("pagetrail://channels")).contents[0].text)
+        assert listed == {"channels": [{"channel": "C42", "targets": [target]}]}
+        one = json.loads((await client.read_resource("pagetrail://channel/C42")).contents[0].text)
+        assert one["targets"] == [target] and one["weeks"] == ["2030-W10", "2030-W11"]
+        assert one["series"]["confirmed"] == [1, 2]
+        assert one["latest"]["period"] == "2030-W11" and one["latest"]["alive"] == 4
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource("pagetrail://channel/C0NOBODY")
+        assert refused.value.error.data["code"] == "not_found"
