@@ -43,11 +43,22 @@ def register_mcp(faces: argparse._SubParsersAction) -> None:
     mcp.add_argument("--max-queue", type=int, default=None,
                      help="calls allowed to wait for a slot before new ones are refused "
                           "(default: 4 per concurrent slot)")
+    mcp.add_argument("--read-only", action="store_true", default=None,
+                     help="serve only the tools that write nothing (readOnlyHint); "
+                          "default: PAGETRAIL_MCP_READ_ONLY")
+    mcp.add_argument("--tools", type=_names, default=None, metavar="A,B",
+                     help="serve only these tools (default: PAGETRAIL_MCP_TOOLS, or all)")
+    mcp.add_argument("--exclude-tools", type=_names, default=None, metavar="C,D",
+                     help="do not serve these tools (default: PAGETRAIL_MCP_EXCLUDE_TOOLS)")
     mcp.set_defaults(func=handle_mcp)
 
 
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def handle_mcp(args: argparse.Namespace) -> int:
-    from pagetrail.server.app import build_server
+    from pagetrail.server.app import ToolSelection, build_server
 
     if not 0 <= args.port <= 65535:
         raise UsageError("--port must be between 0 and 65535")
@@ -55,8 +66,11 @@ def handle_mcp(args: argparse.Namespace) -> int:
         raise UsageError("--max-concurrent must be at least 1")
     if args.max_queue is not None and args.max_queue < 0:
         raise UsageError("--max-queue must be 0 or more")
-    limits = {"max_concurrent": args.max_concurrent, "max_waiting": args.max_queue}
     settings = get_settings()
+    selection = ToolSelection.from_settings(settings, read_only=args.read_only,
+                                            tools=args.tools, exclude=args.exclude_tools)
+    limits = {"max_concurrent": args.max_concurrent, "max_waiting": args.max_queue,
+              "selection": selection}
     if not args.http:
         server = build_server(settings, **limits)
         run_async(server.run_stdio_async())

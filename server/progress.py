@@ -40,11 +40,15 @@ class ProgressRelay:
     def __init__(self, sink: ProgressSink) -> None:
         self.sink = sink
         self.step = 0
+        # Concurrent reporters (check_links_in_text recovers several links at once) send
+        # one at a time, so the values reach the client in increasing order.
+        self._sending = anyio.Lock()
 
     async def __call__(self, stage: str, done: int, total: int | None, message: str) -> None:
-        self.step += 1
-        try:
-            await self.sink.report_progress(self.step, None,
-                                            progress_message(stage, done, total, message))
-        except CLIENT_GONE:
-            log.debug("progress notification not delivered", exc_info=True)
+        async with self._sending:
+            self.step += 1
+            try:
+                await self.sink.report_progress(self.step, None,
+                                                progress_message(stage, done, total, message))
+            except CLIENT_GONE:
+                log.debug("progress notification not delivered", exc_info=True)

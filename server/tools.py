@@ -1,21 +1,20 @@
 """The MCP tools: parse arguments, call pagetrail's API, return its pydantic models.
 
 Every tool runs through the server's CallGate (bounded concurrency, bounded queue), turns a
-PagetrailError into a tool error with its code and message, and says in its description
-what it costs and that page text in its answer is untrusted data.
+PagetrailError into a tool error with its code (server/errors.py), and says in its
+description what it costs and that page text in its answer is untrusted data.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -34,6 +33,7 @@ from pagetrail import (
     Signature,
     TagsResult,
 )
+from pagetrail.server.errors import from_exception
 from pagetrail.server.gate import CallGate
 from pagetrail.server.progress import ProgressRelay
 
@@ -57,13 +57,15 @@ class ServerState:
     gate: CallGate
 
 
-@contextmanager
-def tool_errors() -> Iterator[None]:
-    """A PagetrailError becomes a tool error (is_error) the model can read and act on."""
-    try:
-        yield
-    except PagetrailError as exc:
-        raise ToolError(f"{exc.code}: {exc}") from exc
+# The call's one progress relay, shared by the gate (queue position) and the tool's work,
+# so the progress values of one call keep increasing, as MCP requires.
+_RELAY: ContextVar[ProgressRelay | None] = ContextVar("pagetrail_progress_relay", default=None)
+
+
+def relay(ctx: Context) -> ProgressRelay:
+    """The progress relay of the call running in this task (a new one outside a call)."""
+    current = _RELAY.get()
+    return current if current is not None else ProgressRelay(ctx)
 
 
 def _annotations(title: str, *, read_only: bool, open_world: bool = True,
@@ -75,8 +77,11 @@ def _annotations(title: str, *, read_only: bool, open_world: bool = True,
 ToolFn = Callable[..., Awaitable[Any]]
 
 
-def register_tools(server: MCPServer, state: ServerState) -> None:
-    settings, store, gate = state.settings, state.store, state.gate
+def register_tools(server: MCPServer, state: ServerState) -> dict[str, bool]:
+    """Register every tool; return each tool's name → its readOnlyHint. The store is read
+    from `state` at call time (it is opened once the tool selection is known good)."""
+    settings, gate = state.settings, state.gate
+    read_only_tools: dict[str, bool] = {}
 
     def tool(title: str, *, description: str, read_only: bool, open_world: bool = True,
              idempotent: bool = True, short_title: str | None = None,
@@ -89,18 +94,24 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         def register(fn: ToolFn) -> ToolFn:
             @functools.wraps(fn)
             async def run(*args: Any, **kwargs: Any) -> Any:
-                with tool_errors():
+                try:
                     if not gated:
                         return await fn(*args, **kwargs)
-                    ctx = kwargs["ctx"]
+                    progress = ProgressRelay(kwargs["ctx"])
+                    token = _RELAY.set(progress)
 
                     async def queued(position: int) -> None:
-                        await ProgressRelay(ctx)("queued", position, None,
-                                                 "waiting for a free slot")
+                        await progress("queued", position, None, "waiting for a free slot")
 
-                    async with gate.slot(queued):
-                        return await fn(*args, **kwargs)
+                    try:
+                        async with gate.slot(queued):
+                            return await fn(*args, **kwargs)
+                    finally:
+                        _RELAY.reset(token)
+                except PagetrailError as exc:
+                    return from_exception(exc)
 
+            read_only_tools[fn.__name__] = read_only
             server.tool(title=title, description=description,
                         annotations=_annotations(short_title or title, read_only=read_only,
                                                  open_world=open_world,
@@ -140,7 +151,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
             url, source_url=source_url, anchor=anchor, context=context,
             link_date=link_date, max_candidates=max_candidates,
             include_queries=include_queries, fresh=fresh, settings=settings,
-            store=store, progress=ProgressRelay(ctx))
+            store=state.store, progress=relay(ctx))
 
     @tool("Check the links in a text", read_only=False,
           description=(
@@ -151,7 +162,8 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
             "citation) | unfixable | skipped, and for each live or recovered page `support`: "
             "how well its text supports the sentence citing it (score 0–1, best passage). "
             "Also `repaired_text` with the answers written in. At most 50 URLs. "
-            "Cost: one recovery per URL (3–30 s, 10–60 requests each; cached a day)."
+            "Cost: one recovery per URL (3–30 s, 10–60 requests each; cached a day); it "
+            "reports progress as each URL is done."
             + UNTRUSTED))
     async def check_links_in_text(
         ctx: Context,
@@ -161,7 +173,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         format: Literal["markdown", "text"] = "markdown",
     ) -> api.TextCheck:
         return await api.check_links_in_text(text, at=at, fmt=format, settings=settings,
-                                             store=store)
+                                             store=state.store, progress=relay(ctx))
 
     @tool("Check a link", read_only=True,
           description=(
@@ -228,7 +240,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
     ) -> SearchResult:
         return await api.search_web(query, engines=engine, site=site, limit=limit,
-                                    settings=settings, store=store)
+                                    settings=settings, store=state.store)
 
     @tool("Rank candidate pages", read_only=True,
           description=(
@@ -266,7 +278,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         rejected: bool = False,
     ) -> PickResult:
         return await api.record_pick(dead_url, chosen_url, note=note, by="mcp",
-                                     via="mcp", rejected=rejected, store=store)
+                                     via="mcp", rejected=rejected, store=state.store)
 
     @tool("Scan a page for dead links", read_only=False,
           description=(
@@ -288,7 +300,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
     ) -> PageScan:
         return await api.scan_page(url, limit=limit, max_links=max_links,
                                    max_candidates=max_candidates, settings=settings,
-                                   store=store, progress=ProgressRelay(ctx))
+                                   store=state.store, progress=relay(ctx))
 
     @tool("Scan a whole site (enqueued)", read_only=False, idempotent=False, gated=False,
           short_title="Scan a whole site",
@@ -303,7 +315,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         max_pages: Annotated[int, Field(ge=1, le=5000)] = 500,
     ) -> api.SiteScanJob:
         return await api.start_site_scan(url, depth=depth, max_pages=max_pages,
-                                         settings=settings, store=store)
+                                         settings=settings, store=state.store)
 
     @tool("Result of a site scan", read_only=True, open_world=False, gated=False,
           description=(
@@ -314,7 +326,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
     async def scan_site_result(
         job_id: Annotated[str, Field(min_length=1, max_length=64)],
     ) -> api.SiteScanJob:
-        return await api.site_scan_status(job_id, store=store)
+        return await api.site_scan_status(job_id, store=state.store)
 
     @tool("Related archived pages", read_only=True,
           description=(
@@ -336,7 +348,7 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         limit: Annotated[int, Field(ge=1, le=20, description="related pages wanted")] = 10,
     ) -> RelatedResult:
         return await api.recommend_archived(url, at=at, limit=limit,
-                                            settings=settings, store=store)
+                                            settings=settings, store=state.store)
 
     @tool("Archive links now", read_only=False, idempotent=True,
           description=(
@@ -352,4 +364,6 @@ def register_tools(server: MCPServer, state: ServerState) -> None:
         urls: Annotated[list[Url], Field(min_length=1, max_length=api.MAX_ARCHIVE_URLS)],
     ) -> api.ArchiveResult:
         return await api.archive_links(urls, source="mcp", settings=settings,
-                                       store=store)
+                                       store=state.store)
+
+    return read_only_tools

@@ -57,3 +57,16 @@ def latest_recovery(store: Store, request_key: str) -> RecoveryRecord | None:
             return None
         return RecoveryRecord(row.url, row.request_key, row.request, row.answer,
                               aware(row.created_at), row.seconds)
+
+
+@store_call
+def recent_recoveries(store: Store, *, limit: int, url: str | None = None,
+                      ) -> list[RecoveryRecord]:
+    """The newest remembered answers (only `url`'s when given), newest first."""
+    query = select(RecoveryRow).order_by(RecoveryRow.created_at.desc(), RecoveryRow.id.desc())
+    if url is not None:
+        query = query.where(RecoveryRow.url == url)
+    with store.session() as session:
+        return [RecoveryRecord(row.url, row.request_key, row.request, row.answer,
+                               aware(row.created_at), row.seconds)
+                for row in session.scalars(query.limit(limit))]

@@ -14,9 +14,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from test_mcp_inprocess import (
     assert_clean_errors,
+    assert_read_only,
+    assert_served_capabilities,
     assert_tool_list,
     cancel_one_recovery,
+    check_text_with_progress,
+    error_of,
     exercise_every_tool,
+    get_prompts,
+    read_resources,
     recover_with_progress,
     structured,
     wait_idle,
@@ -24,6 +30,7 @@ from test_mcp_inprocess import (
 
 from pagetrail.server.app import build_server
 from pagetrail.server.http import MCP_PATH, bound_socket, http_app, uvicorn_server
+from pagetrail.server.selection import ToolSelection
 
 pytestmark = pytest.mark.testbed
 TOKEN = "test-token-7f3a9c"  # a throw-away secret for this test only
@@ -67,14 +74,31 @@ async def token_server(testbed_settings, store) -> AsyncIterator[Running]:
 
 async def test_http_session(http_server, tiny_world) -> None:
     async with Client(http_server.url, read_timeout_seconds=60) as client:
+        await assert_served_capabilities(client)
         await assert_tool_list(client)
         await recover_with_progress(client, tiny_world)
+        await read_resources(client, tiny_world)
+        await get_prompts(client, tiny_world)
+        await check_text_with_progress(client, tiny_world)
         await exercise_every_tool(client, tiny_world)
         await assert_clean_errors(client)
         await cancel_one_recovery(client, tiny_world.archived_only)
         await wait_idle(http_server.server)  # the server stopped the work
         check = structured(await client.call_tool("check_link", {"url": tiny_world.news_root}))
         assert check["verdict"] == "ok"
+
+
+async def test_http_read_only_and_selection(testbed_settings, store, tiny_world) -> None:
+    """Read-only from the settings (PAGETRAIL_MCP_READ_ONLY), the selection's exclusion
+    from the server's builder: both over HTTP."""
+    settings = testbed_settings.model_copy(update={"mcp_read_only": True})
+    selection = ToolSelection.from_settings(settings, exclude=["get_tags"])
+    async for running in _serve(build_server(settings, store, selection=selection), None):
+        async with Client(running.url, read_timeout_seconds=60) as client:
+            await assert_served_capabilities(client)
+            await assert_read_only(client, tiny_world, excluded=frozenset({"get_tags"}))
+            assert error_of(await client.call_tool("get_tags", {"url": tiny_world.moved_from})
+                            )["code"] == "tool_disabled"
 
 
 async def test_token_is_required_when_set(token_server, tiny_world) -> None:

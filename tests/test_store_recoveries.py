@@ -11,7 +11,7 @@ from sqlalchemy import func, insert, select
 from pagetrail.store import RecoveryRow, Store
 from pagetrail.store.db import create_db_engine
 from pagetrail.store.migrate import upgrade
-from pagetrail.store.recoveries import latest_recovery, remember_recovery
+from pagetrail.store.recoveries import latest_recovery, recent_recoveries, remember_recovery
 from pagetrail.tools.models import Recovery as Answer
 from pagetrail.tools.recovery.memory import remember_answer as _remember
 from pagetrail.tools.recovery.pipeline import request_key
@@ -74,3 +74,17 @@ def test_migration_0006_keeps_the_newest_row_of_each_request(db_url: str) -> Non
     finally:
         store.dispose()
         engine.dispose()
+
+
+def test_recent_recoveries_newest_first_and_of_one_url(store: Store) -> None:
+    """The MCP resources' query (pagetrail.recent_recoveries): newest first, `limit` rows,
+    only one URL's when asked."""
+    other = "https://example.org/elsewhere"
+    for n, url in enumerate([URL, other, URL]):
+        _remember(store, url, request_key(url, anchor=f"a{n}"),
+                  Answer(url=url, answer="none", reason=f"run {n}"), {})
+    newest = recent_recoveries(store, limit=2)
+    assert [r.answer["reason"] for r in newest] == ["run 2", "run 1"]
+    assert [r.answer["reason"] for r in recent_recoveries(store, limit=5, url=URL)] == [
+        "run 2", "run 0"]
+    assert recent_recoveries(store, limit=5, url="https://example.org/never") == []

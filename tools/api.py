@@ -35,8 +35,10 @@ from pagetrail.tools.models import (
     Memento,
     PickResult,
     RankResult,
+    Recovery,
     RelatedArchived,
     RelatedResult,
+    RememberedRecovery,
     SearchResult,
     Signature,
     SiteScanJob,
@@ -339,6 +341,25 @@ async def record_pick(dead_url: str, chosen_url: str, *, note: str = "", by: str
                                    where=where, note=note, rejected=rejected)
     return PickResult(dead_url=pick.dead_url, chosen_url=pick.chosen_url,
                       rejected=pick.rejected, note=pick.note, recorded_at=pick.created_at)
+
+
+MAX_REMEMBERED = 100  # answers listed at once
+
+
+async def recent_recoveries(*, limit: int = 20, url: str | None = None,
+                            store: Store | None = None) -> list[RememberedRecovery]:
+    """The recoveries the store remembers, newest first (only `url`'s when given), each as
+    slim as recover_link answers it. Nothing is fetched."""
+    from pagetrail.store.recoveries import recent_recoveries as remembered
+
+    if not 1 <= limit <= MAX_REMEMBERED:
+        raise InvalidArgument(f"limit must be between 1 and {MAX_REMEMBERED}")
+    url = validate_url(url) if url is not None else None
+    store = store or configured_store()
+    rows = await asyncio.to_thread(remembered, store, limit=limit, url=url)
+    return [RememberedRecovery(recovered_at=row.created_at,
+                               recovery=slim_recovery(Recovery.model_validate(row.answer)))
+            for row in rows]
 
 
 async def _watch_target(target: str, settings: Settings) -> str:

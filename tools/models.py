@@ -327,6 +327,13 @@ class RelatedResult(BaseModel):
     failures: list[str] = Field(default_factory=list)  # lookups that failed (url: code)
 
 
+class RememberedRecovery(BaseModel):
+    """A recovery the store remembers (the answer as given, slimmed) and when it was made."""
+
+    recovered_at: datetime
+    recovery: Recovery
+
+
 class PickResult(BaseModel):
     """A recorded pick: the replacement a person chose (or turned down)."""
 

@@ -168,6 +168,11 @@ class Settings(BaseSettings):
     # --- faces ---------------------------------------------------------------------------
     mcp_token: SecretStr | None = None
     mcp_max_concurrent: int = 8
+    # Which tools the MCP server serves (server/selection.py): only read-only ones, only
+    # these (empty: all), none of these. `pagetrail serve mcp` flags override them.
+    mcp_read_only: bool = False
+    mcp_tools: CommaList = Field(default_factory=list)
+    mcp_exclude_tools: CommaList = Field(default_factory=list)
     slack_api_url: str = "https://slack.com/api/"
     slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
     slack_signing_secret: SecretStr | None = Field(
@@ -188,7 +193,7 @@ class Settings(BaseSettings):
     slack_authorize_url: str = "https://slack.com/oauth/v2/authorize"
 
     @field_validator("no_proxy", "allow_hosts", "archives", "search_engines",
-                     "slack_scopes", mode="before")
+                     "slack_scopes", "mcp_tools", "mcp_exclude_tools", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -11,6 +11,7 @@ archive ever captured the URL, and no similar page was found.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -24,6 +25,7 @@ from pagetrail.tools.fix.rewrite import Edit, apply_edits
 from pagetrail.tools.fix.run import dead_targets, verdict_of
 from pagetrail.tools.fix.spans import LinkSpan
 from pagetrail.tools.models import Recovery
+from pagetrail.tools.recovery.context import ProgressFn
 from pagetrail.tools.settings import Settings, get_settings
 
 TextVerdict = Literal["alive", "moved", "replacement", "archived", "never-existed",
@@ -121,10 +123,12 @@ async def _page_text(url: str, verdict: str, at: datetime, settings: Settings) -
 async def check_links_in_text(text: str, *, at: datetime | None = None,
                               fmt: Literal["markdown", "text"] = "markdown",
                               settings: Settings | None = None, store: Any | None = None,
-                              with_support: bool = True) -> TextCheck:
+                              with_support: bool = True,
+                              progress: ProgressFn | None = None) -> TextCheck:
     """Each URL's verdict (alive, moved, replacement, archived near `at`, never-existed,
     unfixable), the text with the confident answers written in, and each reachable page's
-    support for the sentence citing it. At most MAX_TEXT_LINKS distinct URLs."""
+    support for the sentence citing it. At most MAX_TEXT_LINKS distinct URLs. `progress`
+    hears ("recovering", done, total, url) as each URL's recovery ends."""
     from pagetrail.tools.api import recover_link
     from pagetrail.tools.settings import configured_store
 
@@ -134,13 +138,22 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
     spans = extract_links(text, fmt)
     distinct = list(dict.fromkeys(span.url for span in spans))[:MAX_TEXT_LINKS]
     gate = asyncio.Semaphore(CONCURRENCY)
+    done = 0
 
     async def recover_one(url: str) -> Recovery | str:
+        nonlocal done
         async with gate:
             try:
-                return await recover_link(url, link_date=at, settings=settings, store=store)
+                answer: Recovery | str = await recover_link(url, link_date=at,
+                                                            settings=settings, store=store)
             except PagetrailError as exc:
-                return f"{exc.code}: {exc}"
+                answer = f"{exc.code}: {exc}"
+        done += 1
+        if progress is not None:
+            reported = progress("recovering", done, len(distinct), url)
+            if inspect.isawaitable(reported):
+                await reported
+        return answer
 
     answers = dict(zip(distinct, await asyncio.gather(*(recover_one(u) for u in distinct)),
                        strict=True))
