@@ -22,7 +22,8 @@ def hostile_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setenv("PAGETRAIL_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("PAGETRAIL_PROXY", "http://alice:proxypass@proxy.corp:3128")
     monkeypatch.setenv("PAGETRAIL_SEARXNG_URL", "https://u:searxpass@searx.example/?token=abc")
-    monkeypatch.setenv("PAGETRAIL_DATABASE_URL", "pt:dbpass@db/pt")
+    # A working URL whose password holds "/": a generic URL split reads it as the path (#37).
+    monkeypatch.setenv("PAGETRAIL_DATABASE_URL", "postgresql://pt:/dbpass@db/pt")
     monkeypatch.setenv("PAGETRAIL_ARCHIVES",
                        "https://arch:archpass@archive.example/web,https://web.archive.org/web")
     monkeypatch.setenv("PAGETRAIL_HN_API_URL", "https://hn.example/api?key=sekrit#tok3n")
@@ -37,7 +38,7 @@ def test_config_show_masks_every_url_credential(hostile_env, capsys, as_json: bo
     shown = Settings().masked()
     assert shown["proxy"] == "http://alice:***@proxy.corp:3128"
     assert shown["searxng_url"] == "https://u:***@searx.example/?token=***"
-    assert shown["database_url"] == "***"  # unparseable: nothing of it is shown
+    assert shown["database_url"] == "postgresql://pt:***@db/pt"
     assert shown["archives"] == ["https://arch:***@archive.example/web",
                                  "https://web.archive.org/web"]
     assert shown["hn_api_url"] == "https://hn.example/api?key=***#***"
@@ -61,13 +62,15 @@ def test_mask_url(url: str, shown: str) -> None:
 
 
 @pytest.mark.parametrize("url", ["pt:dbpass@db/pt", "postgresql://u:dbpass@h:notaport/db",
-                                 "nosuchdriver://u:dbpass@h/db"])
+                                 "nosuchdriver://u:dbpass@h/db", "mysql://u:dbpass@h/db",
+                                 "postgresql://u:dbpass@h:99999/db",
+                                 "postgresql://u:dbpass@/db", "postgresql+nosuch://u:dbpass@h/db"])
 def test_a_malformed_database_url_is_a_named_one_line_error(monkeypatch, capsys,
                                                             url: str) -> None:
     with pytest.raises(ConfigError):
         create_db_engine(url)
     monkeypatch.setenv("PAGETRAIL_DATABASE_URL", url)
-    for command in (["db", "current"], ["db", "upgrade"]):
+    for command in (["db", "current"], ["db", "upgrade"], ["config", "show"], ["doctor"]):
         assert main(command) == 2
         captured = capsys.readouterr()
         lines = captured.err.strip().splitlines()
