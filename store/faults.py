@@ -192,11 +192,10 @@ def fault_kind(exc: BaseException) -> FaultKind | None:
     if isinstance(exc, StoreRefused):
         return "permanent"
     if isinstance(exc, StoreUnavailable):
-        cause = exc.__cause__
-        kind = fault_kind(cause) if cause is not None else None
         if getattr(exc, "gave_up", False):
-            return kind if kind in ("away", "busy") else "away"
-        return kind
+            return "busy" if getattr(exc, "fault", "away") == "busy" else "away"
+        cause = exc.__cause__
+        return fault_kind(cause) if cause is not None else None
     if not isinstance(exc, DBAPIError):
         return None
     if exc.connection_invalidated:
@@ -260,16 +259,28 @@ def notes_store_fault(note: str) -> bool:
 
 
 def gave_up(exc: BaseException, budget: float) -> StoreUnavailable:
-    """The named error past the budget (marked so that no outer call waits again)."""
+    """The named error past the budget (marked so that no outer call waits again), saying
+    whether the database was away or busy (a lock, a deadlock: `noted_fault`)."""
+    if fault_kind(exc) == "busy":
+        return away(f"the database was busy for {budget:.0f} s ({BUDGET_SETTING}): "
+                    f"{fault_reason(exc)}", fault="busy")
     return away(f"the database did not answer for {budget:.0f} s "
                 f"({BUDGET_SETTING}): {fault_reason(exc)}")
 
 
-def away(message: str) -> StoreUnavailable:
-    """StoreUnavailable marked as the database away past its budget (`is_store_fault`)."""
+def away(message: str, fault: FaultKind = "away") -> StoreUnavailable:
+    """StoreUnavailable marked as the database away (or busy) past its budget
+    (`is_store_fault`)."""
     error = StoreUnavailable(message)
     error.gave_up = True  # type: ignore[attr-defined]
+    error.fault = fault  # type: ignore[attr-defined]
     return error
+
+
+def noted_fault(note: str) -> FaultKind:
+    """Whether a failure note made past the budget (`notes_store_fault`) says the database
+    was busy or away."""
+    return "busy" if "was busy for" in note else "away"
 
 
 def call_with_policy(budget: float, call: Callable[P, T], *args: P.args,

@@ -252,3 +252,137 @@ def test_a_stopped_server_past_the_budget_is_unavailable_not_refused(pg) -> None
     assert not isinstance(raised.value, StoreRefused)
     assert is_store_fault(raised.value)  # a worker puts the job back: the database was away
     assert "did not answer for 2 s" in str(raised.value)
+
+
+def _long_link_batch(world, tmp_path: Path) -> tuple[list[dict[str, str]], Path]:
+    from faults_helpers import write_batch
+
+    items = [{"url": world.moved_from, "anchor": "solar farm boom"},
+             {"url": "https://slow.example/gone/" + long_url(3500).rpartition("?")[2]},
+             {"url": world.archived_only}]
+    return items, write_batch(tmp_path / "links.jsonl", items)
+
+
+def _job_rows(db: str) -> dict[str, tuple[str, str, dict]]:
+    """url → (status, error, result) of every recovery job. A long URL's job is answered
+    with the store's refusal as a named partial failure (a cache write) or recorded failed
+    with it: either way finished once, never waited on nor redelivered."""
+    from sqlalchemy import select
+
+    from pagetrail.store.jobs import JobRow
+
+    engine = create_engine(_psycopg(db))
+    try:
+        with engine.connect() as conn:
+            return {row.input["url"]: (row.status, row.error, row.result) for row in
+                    conn.execute(select(JobRow).where(JobRow.kind == "recover"))}
+    finally:
+        engine.dispose()
+
+
+def _assert_named_not_waited(rows: dict[str, tuple[str, str, dict]], items, stderr: str) -> None:
+    assert set(rows) == {item["url"] for item in items}
+    status, error, result = rows[items[1]["url"]]
+    said = error if status == "failed" else " ".join(
+        f["error"] for f in result.get("failures", []) if f["engine"] == "store")
+    assert "store_refused" in said or "StoreRefused" in said, (status, error, result)
+    assert "SQLSTATE 54000" in said + stderr, (said, stderr)  # its code, in the record or log
+    assert rows[items[0]["url"]][0] == "done" and rows[items[2]["url"]][0] == "done"
+    assert "waiting for the database" not in stderr
+
+
+@pytest.mark.slow
+@pytest.mark.testbed
+def test_a_batch_with_a_url_over_the_limit_names_it_and_goes_on(pg, testbed, tiny_world,
+                                                                 tmp_path) -> None:
+    from faults_helpers import batch_process, env_for
+
+    db = pg.new_database()
+    items, batch = _long_link_batch(tiny_world, tmp_path)
+    log = tmp_path / "stderr.log"
+    env = env_for(testbed.env, db, PAGETRAIL_STORE_FAULT_BUDGET="60")
+    process = batch_process(batch, tmp_path / "out.jsonl", env, log)
+    process.wait(240)
+    stderr = log.read_text()
+    assert "Traceback" not in stderr, stderr
+    _assert_named_not_waited(_job_rows(db), items, stderr)
+
+
+@pytest.mark.slow
+@pytest.mark.testbed
+@pytest.mark.redis
+def test_a_worker_records_a_url_over_the_limit_and_never_puts_it_back(
+        pg, testbed, tiny_world, redis_url, tmp_path) -> None:
+    from distributed_helpers import Worker
+    from faults_helpers import batch_process, env_for
+
+    from pagetrail.store import Store
+
+    db = pg.new_database()
+    Store(db).dispose()
+    items, batch = _long_link_batch(tiny_world, tmp_path)
+    log = tmp_path / "stderr.log"
+    env = env_for(testbed.env, db, PAGETRAIL_BROKER_URL=redis_url,
+                  PAGETRAIL_BROKER_VISIBILITY_TIMEOUT="120", PAGETRAIL_RECOVER_TIME_LIMIT="90",
+                  PAGETRAIL_STORE_FAULT_BUDGET="60")
+    worker = Worker("w1", env, tmp_path, concurrency=2, via_cli=True)
+    try:
+        worker.wait_ready()
+        process = batch_process(batch, tmp_path / "out.jsonl", env, log)
+        process.wait(240)
+    finally:
+        worker.stop()
+    output = worker.log.read_text(errors="replace")
+    assert "put back for redelivery" not in output, output[-4000:]
+    assert "Traceback" not in log.read_text()
+    _assert_named_not_waited(_job_rows(db), items, log.read_text() + output)
+
+
+@pytest.mark.slow
+@pytest.mark.testbed
+@pytest.mark.redis
+def test_a_job_the_database_stays_busy_for_is_recorded_failed_after_n_deliveries(
+        pg, testbed, tiny_world, redis_url, tmp_path) -> None:
+    """A lock held on the table of remembered answers for as long as the test lasts, and a
+    lock_timeout on the database (a real 55P03 LockNotAvailable each time): the job meets the
+    database busy past the worker's 1 s budget, is put back, and after MAX_DELIVERIES
+    deliveries is recorded failed with the reason — not redelivered forever. (PostgreSQL
+    stopped, by contrast, is never counted: tests/test_faults_postgres.py.)"""
+    from distributed_helpers import Worker
+    from faults_helpers import batch_process, env_for, write_batch
+
+    from pagetrail.store import Store
+    from pagetrail.tools.workers.celery_app import MAX_DELIVERIES
+
+    db = pg.new_database()
+    Store(db).dispose()
+    admin = create_engine(_psycopg(db), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'ALTER DATABASE "{make_url(db).database}" '
+                          "SET lock_timeout = '300ms'"))
+    admin.dispose()
+    items = [{"url": tiny_world.archived_only}]
+    batch = write_batch(tmp_path / "links.jsonl", items)
+    log = tmp_path / "stderr.log"
+    env = env_for(testbed.env, db, PAGETRAIL_BROKER_URL=redis_url,
+                  PAGETRAIL_BROKER_VISIBILITY_TIMEOUT="120", PAGETRAIL_RECOVER_TIME_LIMIT="90")
+    worker = Worker("busy", {**env, "PAGETRAIL_STORE_FAULT_BUDGET": "1"}, tmp_path,
+                    concurrency=1, via_cli=True)
+    holder = create_engine(_psycopg(db))
+    try:
+        with holder.connect() as conn:
+            conn.execute(text("LOCK TABLE recoveries IN ACCESS EXCLUSIVE MODE"))
+            worker.wait_ready()
+            process = batch_process(batch, tmp_path / "out.jsonl", env, log)
+            assert process.wait(400) is not None
+            conn.rollback()
+    finally:
+        holder.dispose()
+        worker.stop()
+    output = worker.log.read_text(errors="replace")
+    assert output.count("put back for redelivery") == MAX_DELIVERIES, output[-4000:]
+    status, error, _ = _job_rows(db)[items[0]["url"]]
+    assert status == "failed", (status, error)
+    assert f"delivered {MAX_DELIVERIES} times without an outcome" in error, error
+    assert "lock timeout" in error, error  # the reason it kept coming back
+    assert "Traceback" not in log.read_text()
