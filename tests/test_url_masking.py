@@ -6,8 +6,12 @@ and as people type them raw into a working URL (`postgresql://pt:/S3cretPW@host/
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from urllib.parse import quote
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -97,3 +101,31 @@ def test_the_leak_of_issue_37_and_what_stays_legible() -> None:
     assert mask_url("not a url") == "***" and mask_url("u:pw@host") == "***"
     ua = "pagetrail/0.1 (+https://github.com/pagetrail/pagetrail; bot)"
     assert mask_urls_in(ua) == ua  # a user agent naming its homepage stays as it is
+
+
+@pytest.mark.postgres
+def test_doctor_config_show_and_db_upgrade_never_print_the_password(pg_url, tmp_path) -> None:
+    """Issue #37's working URL with `/` and `?` in its password, on a real PostgreSQL (the
+    test cluster trusts its user, so the password is carried, parsed and never needed):
+    every command that names the database shows it masked."""
+    secret = "/S3c?ret#PW"
+    url = make_url(pg_url).set(password=secret)
+    raw = url.render_as_string(hide_password=False).replace(quote(secret, safe=" +"), secret)
+    assert _password_of(raw) == secret  # typed raw, as in the issue: a working URL
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PAGETRAIL_")},
+           "PAGETRAIL_DATABASE_URL": raw, "PAGETRAIL_DATA_DIR": str(tmp_path),
+           "PAGETRAIL_ARCHIVES": "http://127.0.0.1:9/web", "PAGETRAIL_SEARCH_ENGINES": "local"}
+    outputs = []
+    for command in (["db", "upgrade"], ["db", "current"], ["config", "show"],
+                    ["doctor", "--timeout", "2"], ["-vv", "db", "current"]):
+        done = subprocess.run([sys.executable, "-m", "pagetrail.cli.main", *command], env=env,
+                              capture_output=True, text=True, timeout=120)
+        outputs.append(done.stdout + done.stderr)
+        assert done.returncode in (0, 1), (command, done.stderr)  # doctor: 1, archive down
+    every = "\n".join(outputs)
+    for form in ("S3c", quote(secret, safe=""), quote(secret, safe=" +")):
+        assert form not in every, [line for line in every.splitlines() if form in line]
+    masked = mask_url(raw)
+    assert masked.startswith("postgresql://postgres:***@127.0.0.1:")
+    assert f"{masked}: at revision" in outputs[0]
+    assert outputs[3].startswith(f"ok    database      {masked}: answers"), outputs[3]
