@@ -75,6 +75,10 @@ def _sqlite_read_only(parsed: URL) -> tuple[Engine | None, str]:
                                    "cannot be written")
         return None, f"no database file yet: the first command creates {path}"
     uri = f"file:{quote(Path(path).resolve().as_posix())}?mode=ro"
+    if not Path(f"{path}-wal").exists():
+        # Closed cleanly (no write-ahead log: every commit is in the file): read it as
+        # immutable, or a read-only open of a WAL database makes its -wal and -shm files.
+        uri += "&immutable=1"
     return create_engine("sqlite://", creator=lambda: _connect_read_only(uri)), ""
 
 

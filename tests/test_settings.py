@@ -100,3 +100,26 @@ def test_readme_documents_every_setting() -> None:
         wanted |= {f"{prefix}{name.upper()}" for name in engine_settings.model_fields}
     assert wanted - documented == set()
     assert documented - wanted <= {"PAGETRAIL_PYWB_VENV", "PAGETRAIL_TESTBED_INDEX_CACHE"}
+
+
+@pytest.mark.parametrize(("name", "url"), [
+    ("PAGETRAIL_BROKER_URL", "http://u:brokerpw@h:6379/0"),
+    ("PAGETRAIL_BROKER_URL", "redis://:brokerpw@h:notaport/0"),
+    ("PAGETRAIL_BROKER_URL", "redis://:brokerpw@h:99999/0"),
+    ("PAGETRAIL_REDIS_URL", "u:brokerpw@h"),
+    ("PAGETRAIL_REDIS_URL", "redis://:brokerpw@/0"),
+])
+def test_a_broker_url_that_cannot_work_is_config_error_in_every_command(
+        monkeypatch, capsys, tmp_path, name: str, url: str) -> None:
+    monkeypatch.setenv("PAGETRAIL_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("PAGETRAIL_DATABASE_URL", f"sqlite:///{tmp_path / 'p.db'}")
+    monkeypatch.setenv(name, url)
+    for command in (["config", "show"], ["doctor"], ["db", "upgrade"],
+                    ["check", "https://example.org/"]):
+        assert main(command) == 2, command
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"pagetrail: config_error: {name}"), \
+            lines
+        assert "brokerpw" not in captured.err + captured.out
+    assert not (tmp_path / "p.db").exists()  # refused before anything ran
