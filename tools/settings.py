@@ -269,8 +269,8 @@ def check_redis_url(url: str, setting: str) -> None:
     try:
         parts = parse_url(url.strip())
     except ValueError:
-        raise ConfigError(f"{setting} is not a Redis URL (try redis://127.0.0.1:6379/0): "
-                          f"{mask_url(url)}") from None
+        raise ConfigError(f"{setting} must be a Redis URL such as redis://127.0.0.1:6379/0, "
+                          f"not {mask_url(url)}") from None
     if "path" not in parts and not parts.get("host"):
         raise ConfigError(f"{setting} names no host (try redis://127.0.0.1:6379/0): "
                           f"{mask_url(url)}")
