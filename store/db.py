@@ -79,8 +79,9 @@ BACKENDS = ("sqlite", "postgresql")  # the databases pagetrail ships drivers and
 def parse_database_url(url: str) -> URL:
     """`url` parsed by SQLAlchemy, or ConfigError (one line, never the URL's password) when
     it is malformed (no scheme, `user:pw@host`), has a port that is not 1–65535, names a
-    database other than SQLite or PostgreSQL (`mysql://`), a driver SQLAlchemy does not know,
-    or a PostgreSQL URL without a host."""
+    database other than SQLite or PostgreSQL (`mysql://`), or a driver SQLAlchemy does not
+    know or that is not installed. (`postgresql:///db`, without a host, is libpq's local
+    socket: a working URL.)"""
     try:
         parsed = make_url(url.strip())
     except (ArgumentError, ValueError):
@@ -92,8 +93,6 @@ def parse_database_url(url: str) -> URL:
     if backend not in BACKENDS:
         raise ConfigError(f"database URL names {backend!r}: pagetrail stores in SQLite or "
                           f"PostgreSQL ({URL_HINT})")
-    if backend == "postgresql" and not parsed.host and not parsed.query.get("host"):
-        raise ConfigError(f"database URL names no PostgreSQL host ({URL_HINT})")
     try:
         parsed.get_dialect().import_dbapi()  # the driver: plain postgresql:// is psycopg 3
     except (NoSuchModuleError, ImportError):

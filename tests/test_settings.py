@@ -64,7 +64,8 @@ def test_mask_url(url: str, shown: str) -> None:
 @pytest.mark.parametrize("url", ["pt:dbpass@db/pt", "postgresql://u:dbpass@h:notaport/db",
                                  "nosuchdriver://u:dbpass@h/db", "mysql://u:dbpass@h/db",
                                  "postgresql://u:dbpass@h:99999/db",
-                                 "postgresql://u:dbpass@/db", "postgresql+nosuch://u:dbpass@h/db"])
+                                 "postgresql+psycopg2://u:dbpass@h/db",
+                                 "postgresql+nosuch://u:dbpass@h/db"])
 def test_a_malformed_database_url_is_a_named_one_line_error(monkeypatch, capsys,
                                                             url: str) -> None:
     with pytest.raises(ConfigError):
