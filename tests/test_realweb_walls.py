@@ -393,3 +393,21 @@ def test_challenge_markers_need_the_script_and_its_words() -> None:
     assert challenge_markers(b"<p>visitor system, checking your browser</p>") == ()  # no script
     assert [s for s in (418, 420, 430, 499, 404, 410, 429, 451, 403) if nonstandard_status(s)] \
         == [418, 420, 430, 499]
+
+
+async def test_a_scan_tells_the_same_walls_by_its_shared_sibling_probe() -> None:
+    """The scanner's one-GET check (hostprobe.scan_check, one probe per URL shape) tells
+    the Douban 418 and the Weibo visitor wall from dead and soft404 as check_link does."""
+    from pagetrail.tools.linkcheck.hostprobe import SiblingProber, scan_check
+
+    for fixture, path, by in (("douban_cdn_418", "/view/photo/l/p1.jpg", "site_refusal"),
+                              ("weibo_visitor_system", "/u/1234567890", "challenge")):
+        server = EveryPath(handmade(fixture))
+        try:
+            async with Fetcher(settings()) as fetcher:
+                result = await scan_check(server.base + path, fetcher,
+                                          SiblingProber(fetcher, polite=False), polite=False)
+        finally:
+            server.close()
+        assert result.verdict == "blocked", (fixture, result.verdict, result.reason)
+        assert result.blocked is not None and result.blocked.by == by
