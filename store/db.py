@@ -11,7 +11,7 @@ from threading import Lock
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Dialect, Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import (
     ArgumentError,
     InterfaceError,
@@ -23,7 +23,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import UpdateBase
 
 from pagetrail.store.errors import ConfigError, StoreUnavailable
-from pagetrail.store.faults import DEFAULT_BUDGET, call_with_policy
+from pagetrail.store.faults import (
+    DEFAULT_BUDGET,
+    call_with_policy,
+    fault_reason,
+    is_permanent,
+    refused,
+)
 from pagetrail.store.migrate import sqlite_file, upgrade
 
 T = TypeVar("T")
@@ -66,31 +72,58 @@ class PoolSize:
     overflow: int = 5
 
 
-def create_db_engine(url: str, pool: PoolSize = PoolSize()) -> Engine:
-    """An engine for `url`. ConfigError (one line, no password) when the URL is malformed or
-    names a database driver SQLAlchemy does not know."""
+URL_HINT = "try sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB"
+BACKENDS = ("sqlite", "postgresql")  # the databases pagetrail ships drivers and migrations for
+
+
+def parse_database_url(url: str) -> URL:
+    """`url` parsed by SQLAlchemy, or ConfigError (one line, never the URL's password) when
+    it is malformed (no scheme, `user:pw@host`), has a port that is not 1–65535, names a
+    database other than SQLite or PostgreSQL (`mysql://`), or a driver SQLAlchemy does not
+    know or that is not installed. (`postgresql:///db`, without a host, is libpq's local
+    socket: a working URL.)"""
     try:
-        return _create_db_engine(url, pool)
-    except NoSuchModuleError:
-        try:
-            driver = make_url(url).drivername
-        except (ArgumentError, ValueError):
-            driver = "?"
-        raise ConfigError(f"database URL names an unknown database driver {driver!r} "
-                          "(try sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB)") from None
+        parsed = make_url(url.strip())
     except (ArgumentError, ValueError):
-        # The message of these may quote parts of the URL (its password): not repeated.
-        raise ConfigError("database URL is malformed (try sqlite:///PATH or "
-                          "postgresql://USER:PASSWORD@HOST/DB)") from None
+        # Their messages may quote parts of the URL (its password): not repeated.
+        raise ConfigError(f"database URL is malformed ({URL_HINT})") from None
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise ConfigError(f"database URL has port {parsed.port}, not 1-65535")
+    backend = parsed.get_backend_name()
+    if backend not in BACKENDS:
+        raise ConfigError(f"database URL names {backend!r}: pagetrail stores in SQLite or "
+                          f"PostgreSQL ({URL_HINT})")
+    try:
+        parsed.get_dialect().import_dbapi()  # the driver: plain postgresql:// is psycopg 3
+    except (NoSuchModuleError, ImportError):
+        raise ConfigError(f"database URL names the driver {parsed.drivername!r}, which is "
+                          f"not installed ({URL_HINT})") from None
+    return parsed
 
 
-def _create_db_engine(url: str, pool: PoolSize) -> Engine:
-    parsed = make_url(url)
+def create_db_engine(url: str, pool: PoolSize = PoolSize(), *,
+                     create_folder: bool = True) -> Engine:
+    """An engine for `url`. ConfigError (one line, no password) when the URL is malformed or
+    names a database driver SQLAlchemy does not know (`parse_database_url`).
+
+    `create_folder`: an SQLite file's folder is made when missing (False: a diagnosis, which
+    writes nothing)."""
+    parsed = parse_database_url(url)
+    try:
+        return _create_db_engine(parsed, pool, create_folder)
+    except (NoSuchModuleError, ImportError):
+        raise ConfigError(f"database URL names the driver {parsed.drivername!r}, which is "
+                          f"not installed ({URL_HINT})") from None
+    except (ArgumentError, ValueError):
+        raise ConfigError(f"database URL is malformed ({URL_HINT})") from None
+
+
+def _create_db_engine(parsed: URL, pool: PoolSize, create_folder: bool) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         database = sqlite_file(parsed)
-        if database is not None:
+        if database is not None and create_folder:
             database.parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"timeout": 30}, json_serializer=dump_json)
+        engine = create_engine(parsed, connect_args={"timeout": 30}, json_serializer=dump_json)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
@@ -155,14 +188,17 @@ TRANSIENT_STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, Interfa
 
 @contextmanager
 def unavailable_as_error(doing: str) -> Iterator[None]:
-    """The driver's OperationalError (database locked, connection refused…) as
-    StoreUnavailable, with the driver's first line only (never the SQL or its parameters)."""
+    """The driver's OperationalError as a named error, with the driver's first line only
+    (never the SQL or its parameters): StoreUnavailable for a fault that passes (database
+    locked, connection refused…), StoreRefused for one that does not (a limit, a refused
+    password: store.faults.fault_kind)."""
     try:
         yield
     except OperationalError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
-        raise StoreUnavailable(f"the database could not be used while {doing}: {reason}"
-                               ) from exc
+        if is_permanent(exc):
+            raise refused(exc, doing) from exc
+        raise StoreUnavailable(f"the database could not be used while {doing}: "
+                               f"{fault_reason(exc)}") from exc
 
 
 def open_store(url: str, pool: PoolSize = PoolSize(),

@@ -31,3 +31,11 @@ class StoreUnavailable(PagetrailError):
     """The database could not be read or written (locked past the wait, unreachable)."""
 
     code = "store_unavailable"
+
+
+class StoreRefused(StoreUnavailable):
+    """The database answered and refused, in a way that no waiting changes: a program limit
+    (an index row too large), a refused password or role, bad SQL or data (store.faults:
+    `permanent`). Named at once with its SQLSTATE; never waited for, never put back."""
+
+    code = "store_refused"

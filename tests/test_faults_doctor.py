@@ -84,3 +84,33 @@ def test_redis_away_is_one_named_line_not_a_traceback(tmp_path) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith("pagetrail: broker_unavailable: Redis"), done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_doctor_never_creates_the_sqlite_file_or_its_folder(tmp_path) -> None:
+    """It says it writes nothing (#37 item 13): a missing folder is a DOWN line, a file not
+    made yet an ok line that says so, an existing file is read as it is — nothing created."""
+    quiet = {"PAGETRAIL_ARCHIVES": f"http://127.0.0.1:{free_port()}/web",
+             "PAGETRAIL_SEARCH_ENGINES": "local", "PAGETRAIL_DATA_DIR": str(tmp_path)}
+    missing = tmp_path / "nonexist" / "dir" / "x.db"
+    done = _doctor({**quiet, "PAGETRAIL_DATABASE_URL": f"sqlite:///{missing}"},
+                   "--timeout", "2")
+    first = done.stdout.splitlines()[0]
+    assert done.returncode == 1 and first.startswith("DOWN  database"), done.stdout
+    assert "does not exist" in first and "Traceback" not in done.stderr
+    assert not (tmp_path / "nonexist").exists()
+
+    fresh = tmp_path / "fresh.db"
+    done = _doctor({**quiet, "PAGETRAIL_DATABASE_URL": f"sqlite:///{fresh}"}, "--timeout", "2")
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("ok    database") and "no database file yet" in first, first
+    assert not fresh.exists() and list(tmp_path.iterdir()) == []
+
+    from pagetrail.store import Store
+
+    made = tmp_path / "made.db"
+    Store(f"sqlite:///{made}").dispose()
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    done = _doctor({**quiet, "PAGETRAIL_DATABASE_URL": f"sqlite:///{made}"}, "--timeout", "2")
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("ok    database") and "schema up to date" in first, first
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before

@@ -56,14 +56,14 @@ def test_past_the_budget_the_named_error_and_no_second_wait() -> None:
 
     with pytest.raises(StoreUnavailable) as raised:
         call_with_policy(1.0, always_locked)
-    assert "did not answer for 1 s" in str(raised.value)
+    assert "was busy for 1 s" in str(raised.value)  # a lock: busy, not away
     assert "database is locked" in str(raised.value)
     assert len(calls) >= 2  # it tried again before giving up
     assert is_store_fault(raised.value)
     assert not is_transient(raised.value)  # an outer call does not wait a second budget
 
     calls.clear()
-    with pytest.raises(StoreUnavailable, match="did not answer for 0 s"):
+    with pytest.raises(StoreUnavailable, match="was busy for 0 s"):
         call_with_policy(0, always_locked)
     assert len(calls) == 1  # a zero budget: the named error at the first fault
 

@@ -297,3 +297,117 @@ def test_a_wall_on_the_random_sibling_says_nothing_about_the_page() -> None:
 
 def test_legal_and_proxy_refusals_are_named() -> None:
     assert detect_wall(451, {}, b"").by == "legal"  # type: ignore[union-attr]
+
+
+# --- walls in front of every path: the dead URL and a random sibling answered alike (#37) --
+
+class EveryPath(Loopback):
+    """A host that answers every path with one recorded answer (`{url}` in the body is the
+    URL asked, as Sina's visitor page embeds the address to send the browser back to) —
+    or, for the paths in `own`, with their own answer."""
+
+    def __init__(self, answer: Answer, own: dict[str, Answer] | None = None) -> None:
+        self.paths: list[str] = []
+        every = self
+
+        class Handler(GetHeadHandler):
+            def answer(self, with_body: bool) -> None:
+                every.paths.append(self.path)
+                status, headers, body = (own or {}).get(self.path.split("?", 1)[0], answer)
+                body = body.replace(b"{url}", f"http://{self.headers['Host']}{self.path}"
+                                    .encode())
+                self.send_response_only(status)
+                for key, value in headers:
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if with_body:
+                    self.wfile.write(body)
+
+        super().__init__(Handler)
+
+
+async def check_on(server: EveryPath, path: str):  # type: ignore[no-untyped-def]
+    try:
+        return await check(server.base + path)
+    finally:
+        server.close()
+
+
+async def test_douban_cdn_418_to_every_path_is_a_wall_not_dead() -> None:
+    """Douban's image CDN answers every request without its Referer `418` "cdn error 001"
+    (fixture: handmade_walls.json, SOURCES.md): the image and a random sibling get it alike,
+    so the image is behind a refusal, not gone."""
+    server = EveryPath(handmade("douban_cdn_418"))
+    result = await check_on(server, "/view/photo/l/public/p2561716440.jpg")
+    assert result.verdict == "blocked" and not result.is_dead, (result.verdict, result.reason)
+    assert result.status == 418
+    assert result.blocked is not None and result.blocked.by == "site_refusal"
+    assert "HTTP 418" in result.blocked.evidence
+    sibling = [p for p in server.paths if "p2561716440" not in p]
+    assert sibling and sibling[0].endswith(".jpg")  # the random sibling was asked, same shape
+
+
+async def test_weibo_visitor_wall_to_every_path_is_a_wall_not_soft404() -> None:
+    """Sina's visitor system served as 200 to every weibo.com path: the page and a random
+    sibling get the same JavaScript challenge page, which is a wall (before: soft404)."""
+    server = EveryPath(handmade("weibo_visitor_system"))
+    result = await check_on(server, "/u/1234567890")
+    assert result.verdict == "blocked", (result.verdict, result.reason)
+    assert result.blocked is not None and result.blocked.by == "challenge"
+    assert "visitor system" in result.blocked.evidence
+    assert result.evidence["sibling"]["answer"] == "same"
+    assert len(server.paths) >= 3  # HEAD, GET and the random sibling's GET
+
+
+async def test_a_generic_not_found_page_to_every_path_stays_a_soft404() -> None:
+    """The negative control: the same page to every path, with a script that sets a cookie,
+    but it is a not-found page — a real soft 404, not a wall."""
+    result = await check_on(EveryPath(handmade("generic_not_found_everywhere")),
+                            "/products/solar-panel-400w")
+    assert result.verdict == "soft404" and result.blocked is None, (result.verdict,
+                                                                     result.reason)
+
+
+async def test_a_wall_or_a_418_only_on_the_dead_url_is_not_a_site_wide_wall() -> None:
+    """Walls are told by the sibling: a 418 to our URL alone while the site answers a random
+    one 404 stays what its status says; a challenge page to our URL alone while the sibling
+    is 404 is a page the site tells apart — alive, never dead."""
+    not_found = (404, [("Content-Type", "text/html")], b"<title>Not Found</title>")
+    teapot = EveryPath(not_found, own={"/img/a.jpg": handmade("douban_cdn_418")})
+    lone = await check_on(teapot, "/img/a.jpg")
+    assert lone.verdict == "dead" and lone.blocked is None
+    visitor = EveryPath(not_found, own={"/u/1": handmade("weibo_visitor_system")})
+    alone = await check_on(visitor, "/u/1")
+    assert alone.verdict == "ok" and not alone.is_dead, (alone.verdict, alone.reason)
+
+
+def test_challenge_markers_need_the_script_and_its_words() -> None:
+    from pagetrail.tools.linkcheck.walls import challenge_markers, nonstandard_status
+
+    _status, _headers, body = handmade("weibo_visitor_system")
+    assert "visitor system" in challenge_markers(body)
+    article = (b"<html><title>How Sina's visitor system works</title><script>var a=1;</script>"
+               + b"<p>" + b"word " * 200 + b"</p></html>")
+    assert challenge_markers(article, "word " * 200) == ()  # a page to read, not a wall
+    assert challenge_markers(b"<p>visitor system, checking your browser</p>") == ()  # no script
+    assert [s for s in (418, 420, 430, 499, 404, 410, 429, 451, 403) if nonstandard_status(s)] \
+        == [418, 420, 430, 499]
+
+
+async def test_a_scan_tells_the_same_walls_by_its_shared_sibling_probe() -> None:
+    """The scanner's one-GET check (hostprobe.scan_check, one probe per URL shape) tells
+    the Douban 418 and the Weibo visitor wall from dead and soft404 as check_link does."""
+    from pagetrail.tools.linkcheck.hostprobe import SiblingProber, scan_check
+
+    for fixture, path, by in (("douban_cdn_418", "/view/photo/l/p1.jpg", "site_refusal"),
+                              ("weibo_visitor_system", "/u/1234567890", "challenge")):
+        server = EveryPath(handmade(fixture))
+        try:
+            async with Fetcher(settings()) as fetcher:
+                result = await scan_check(server.base + path, fetcher,
+                                          SiblingProber(fetcher, polite=False), polite=False)
+        finally:
+            server.close()
+        assert result.verdict == "blocked", (fixture, result.verdict, result.reason)
+        assert result.blocked is not None and result.blocked.by == by

@@ -22,7 +22,8 @@ def hostile_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setenv("PAGETRAIL_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("PAGETRAIL_PROXY", "http://alice:proxypass@proxy.corp:3128")
     monkeypatch.setenv("PAGETRAIL_SEARXNG_URL", "https://u:searxpass@searx.example/?token=abc")
-    monkeypatch.setenv("PAGETRAIL_DATABASE_URL", "pt:dbpass@db/pt")
+    # A working URL whose password holds "/": a generic URL split reads it as the path (#37).
+    monkeypatch.setenv("PAGETRAIL_DATABASE_URL", "postgresql://pt:/dbpass@db/pt")
     monkeypatch.setenv("PAGETRAIL_ARCHIVES",
                        "https://arch:archpass@archive.example/web,https://web.archive.org/web")
     monkeypatch.setenv("PAGETRAIL_HN_API_URL", "https://hn.example/api?key=sekrit#tok3n")
@@ -37,7 +38,7 @@ def test_config_show_masks_every_url_credential(hostile_env, capsys, as_json: bo
     shown = Settings().masked()
     assert shown["proxy"] == "http://alice:***@proxy.corp:3128"
     assert shown["searxng_url"] == "https://u:***@searx.example/?token=***"
-    assert shown["database_url"] == "***"  # unparseable: nothing of it is shown
+    assert shown["database_url"] == "postgresql://pt:***@db/pt"
     assert shown["archives"] == ["https://arch:***@archive.example/web",
                                  "https://web.archive.org/web"]
     assert shown["hn_api_url"] == "https://hn.example/api?key=***#***"
@@ -61,13 +62,16 @@ def test_mask_url(url: str, shown: str) -> None:
 
 
 @pytest.mark.parametrize("url", ["pt:dbpass@db/pt", "postgresql://u:dbpass@h:notaport/db",
-                                 "nosuchdriver://u:dbpass@h/db"])
+                                 "nosuchdriver://u:dbpass@h/db", "mysql://u:dbpass@h/db",
+                                 "postgresql://u:dbpass@h:99999/db",
+                                 "postgresql+psycopg2://u:dbpass@h/db",
+                                 "postgresql+nosuch://u:dbpass@h/db"])
 def test_a_malformed_database_url_is_a_named_one_line_error(monkeypatch, capsys,
                                                             url: str) -> None:
     with pytest.raises(ConfigError):
         create_db_engine(url)
     monkeypatch.setenv("PAGETRAIL_DATABASE_URL", url)
-    for command in (["db", "current"], ["db", "upgrade"]):
+    for command in (["db", "current"], ["db", "upgrade"], ["config", "show"], ["doctor"]):
         assert main(command) == 2
         captured = capsys.readouterr()
         lines = captured.err.strip().splitlines()
@@ -97,3 +101,26 @@ def test_readme_documents_every_setting() -> None:
         wanted |= {f"{prefix}{name.upper()}" for name in engine_settings.model_fields}
     assert wanted - documented == set()
     assert documented - wanted <= {"PAGETRAIL_PYWB_VENV", "PAGETRAIL_TESTBED_INDEX_CACHE"}
+
+
+@pytest.mark.parametrize(("name", "url"), [
+    ("PAGETRAIL_BROKER_URL", "http://u:brokerpw@h:6379/0"),
+    ("PAGETRAIL_BROKER_URL", "redis://:brokerpw@h:notaport/0"),
+    ("PAGETRAIL_BROKER_URL", "redis://:brokerpw@h:99999/0"),
+    ("PAGETRAIL_REDIS_URL", "u:brokerpw@h"),
+    ("PAGETRAIL_REDIS_URL", "redis://:brokerpw@/0"),
+])
+def test_a_broker_url_that_cannot_work_is_config_error_in_every_command(
+        monkeypatch, capsys, tmp_path, name: str, url: str) -> None:
+    monkeypatch.setenv("PAGETRAIL_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("PAGETRAIL_DATABASE_URL", f"sqlite:///{tmp_path / 'p.db'}")
+    monkeypatch.setenv(name, url)
+    for command in (["config", "show"], ["doctor"], ["db", "upgrade"],
+                    ["check", "https://example.org/"]):
+        assert main(command) == 2, command
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"pagetrail: config_error: {name}"), \
+            lines
+        assert "brokerpw" not in captured.err + captured.out
+    assert not (tmp_path / "p.db").exists()  # refused before anything ran

@@ -539,28 +539,40 @@ def refuse_local_url(url: str, settings: Settings | None = None) -> str:
 
 
 def migrate_store(database_url: str, revision: str = "head") -> str | None:
-    """Bring the database at `database_url` to `revision`; the revision it is at after."""
-    from pagetrail.store.db import create_db_engine
+    """Bring the database at `database_url` to `revision`; the revision it is at after.
+    Under the store's fault policy: a server away is waited for, a refusal (a wrong
+    password) is StoreRefused at once."""
+    from pagetrail.store.db import create_db_engine, unavailable_as_error
+    from pagetrail.store.faults import call_with_policy
     from pagetrail.store.migrate import current_revision, upgrade
 
-    engine = create_db_engine(database_url)
-    try:
-        upgrade(engine, revision)
-        return current_revision(engine)
-    finally:
-        engine.dispose()
+    def migrate() -> str | None:
+        engine = create_db_engine(database_url)
+        try:
+            with unavailable_as_error("migrating"):
+                upgrade(engine, revision)
+                return current_revision(engine)
+        finally:
+            engine.dispose()
+
+    return call_with_policy(get_settings().store_fault_budget, migrate)
 
 
 def store_revisions(database_url: str) -> tuple[str | None, str | None]:
     """(the revision the database is at, the newest migration)."""
-    from pagetrail.store.db import create_db_engine
+    from pagetrail.store.db import create_db_engine, unavailable_as_error
+    from pagetrail.store.faults import call_with_policy
     from pagetrail.store.migrate import current_revision, head_revision
 
-    engine = create_db_engine(database_url)
-    try:
-        return current_revision(engine), head_revision()
-    finally:
-        engine.dispose()
+    def revisions() -> tuple[str | None, str | None]:
+        engine = create_db_engine(database_url)
+        try:
+            with unavailable_as_error("reading the schema revision"):
+                return current_revision(engine), head_revision()
+        finally:
+            engine.dispose()
+
+    return call_with_policy(get_settings().store_fault_budget, revisions)
 
 
 def run_worker(argv: Sequence[str]) -> None:

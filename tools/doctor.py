@@ -72,6 +72,9 @@ async def _database(settings: Settings, timeout: float) -> Check:
               else "not migrated yet (run `pagetrail db upgrade`)" if health.revision is None
               else f"schema at {health.revision}, this pagetrail needs {health.head} "
                    "(run `pagetrail db upgrade`)")
+    if health.note:  # an SQLite file not made yet: its folder is there and writable
+        return Check("database", name, True, f"{health.server}: {health.note}",
+                     seconds=time.monotonic() - started)
     return Check("database", name, True, f"answers ({health.server}); {schema}",
                  seconds=time.monotonic() - started)
 

@@ -9,12 +9,14 @@ points pagetrail elsewhere through these same settings, never through code branc
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import quote, quote_plus
 
 import platformdirs
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -205,6 +207,24 @@ class Settings(BaseSettings):
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
 
+    @field_validator("database_url", mode="after")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        """A URL the store can open, else ConfigError (one line, no password, exit 2 in
+        every command: raised as it is, not as pydantic's ValidationError)."""
+        from pagetrail.store.db import parse_database_url
+
+        parse_database_url(value)
+        return value
+
+    @field_validator("broker_url", "redis_url", mode="after")
+    @classmethod
+    def _redis_urls(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None or not value.strip():
+            return None
+        check_redis_url(value, f"PAGETRAIL_{str(info.field_name).upper()}")
+        return value.strip()
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -223,19 +243,21 @@ class Settings(BaseSettings):
     def masked(self) -> dict[str, Any]:
         """Effective settings as plain data, secrets masked (for `config show` and logs).
 
-        SecretStr fields show as ``********``; every URL-valued setting (and any other value
-        that looks like a URL, lists included) has its userinfo password and query-string
-        values masked, and shows as ``***`` when it cannot be parsed at all."""
+        SecretStr fields show as ``********``; every URL-valued setting has its userinfo
+        password and query-string values masked (``***`` when it cannot be parsed at all),
+        and so has every URL inside any other value, lists included (`mask_urls_in`)."""
         shown: dict[str, Any] = {}
         for name in type(self).model_fields:
             value = getattr(self, name)
             if isinstance(value, SecretStr):
                 value = "********" if value.get_secret_value() else ""
-            elif isinstance(value, str) and (name in URL_SETTINGS or "://" in value):
+            elif isinstance(value, str) and name in URL_SETTINGS:
                 value = mask_url(value)
+            elif isinstance(value, str):
+                value = mask_urls_in(value)  # a user agent naming its homepage stays legible
             elif isinstance(value, list):
-                value = [mask_url(v) if isinstance(v, str)
-                         and (name in URL_SETTINGS or "://" in v) else v for v in value]
+                value = [(mask_url(v) if name in URL_SETTINGS else mask_urls_in(v))
+                         if isinstance(v, str) else v for v in value]
             shown[name] = value
         return shown
 
@@ -248,36 +270,82 @@ URL_SETTINGS = frozenset({"database_url", "broker_url", "redis_url", "proxy", "a
 MASK = "***"
 
 
+# scheme://… up to whitespace or a delimiter that ends a URL quoted in a message.
+_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>()\[\]{}]+")
+
+
+def mask_urls_in(text: str) -> str:
+    """`text` with each URL in it through `mask_url` (pure): log lines, messages, settings
+    that are not URLs but may name one."""
+    return _URL_IN_TEXT.sub(lambda m: mask_url(m.group(0)), text)
+
+
+def check_redis_url(url: str, setting: str) -> None:
+    """ConfigError (one line, the URL masked) unless `url` is a Redis URL redis-py reads
+    (redis://, rediss:// with a host and a port 1-65535, unix://)."""
+    from redis.connection import parse_url
+
+    from pagetrail.store.errors import ConfigError
+
+    try:
+        parts = parse_url(url.strip())
+    except ValueError:
+        raise ConfigError(f"{setting} must be a Redis URL such as redis://127.0.0.1:6379/0, "
+                          f"not {mask_url(url)}") from None
+    if "path" not in parts and not parts.get("host"):
+        raise ConfigError(f"{setting} names no host (try redis://127.0.0.1:6379/0): "
+                          f"{mask_url(url)}")
+    if parts.get("port") == 0:
+        raise ConfigError(f"{setting} has port 0, not 1-65535: {mask_url(url)}")
+
+
+# Characters a path is shown with as they are (the rest percent-encoded): a masked URL stays
+# readable (`sqlite:///:memory:`, an archive's `/web/2020*/https://…`).
+_PATH_SAFE = "/:@!$&'()*+,;=-._~ %"
+
+
 def mask_url(url: str) -> str:
-    """The URL fit to print: the userinfo password (or a lone user name, often a token) and
-    every query-string value and fragment replaced by ``***``; ``***`` for the whole URL
-    when it cannot be parsed (a malformed URL may hold a password anywhere)."""
-    from urllib.parse import parse_qsl, urlencode, urlsplit
+    """The URL fit to print — the one masking of every URL pagetrail shows (database,
+    broker, proxy, archive and engine endpoints; `config show`, `doctor`, `db upgrade`,
+    errors, and every log line through tools.net.logsafe).
+
+    Parsed by SQLAlchemy's own URL parser (`make_url`), the one that reads the database URL
+    to connect: what it takes for the password is what is hidden (a password may hold `/`,
+    `?`, `#`, `:`, `@` percent-encoded, or `/` and `?` as they are, which a generic URL
+    split reads as the path), rendered by `render_as_string(hide_password=True)`. A lone
+    user name (often a token) and every query-string value and fragment are masked too, and
+    the whole URL is ``***`` when it cannot be parsed (a malformed URL may hold a password
+    anywhere)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
 
     text = url.strip()
     try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 -- raises ValueError on a malformed port
-    except ValueError:
+        parsed = make_url(text)
+        parsed.port  # noqa: B018 -- an int already; a bad port raised above
+    except (ArgumentError, ValueError, TypeError):
         return MASK
-    if not parts.scheme or not text[len(parts.scheme):].startswith("://"):
-        return MASK
-    netloc = parts.netloc
-    userinfo, at, hostport = netloc.rpartition("@")
-    if at:
-        user, colon, _password = userinfo.partition(":")
-        netloc = f"{user}:{MASK}@{hostport}" if colon else f"{MASK}@{hostport}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(key, MASK) for key, _ in pairs], safe="*") if pairs else MASK
-    shown = f"{parts.scheme}://{netloc}{parts.path}"  # not urlunsplit: sqlite:/// keeps ///
-    if query:
-        shown += f"?{query}"
-    if parts.fragment:
+    database = parsed.database
+    pairs = [(key, value) for key in parsed.query
+             for value in ([parsed.query[key]] if isinstance(parsed.query[key], str)
+                           else parsed.query[key])]
+    fragment = any("#" in value for _, value in pairs)
+    if database is not None and "#" in database:
+        database, fragment = database.partition("#")[0], True
+    lone_user = parsed.username is not None and parsed.password is None
+    authority = parsed.set(query={})._replace(database=None)  # set() keeps what is None
+    if lone_user:
+        authority = authority.set(username="", password="")
+    shown = authority.render_as_string(hide_password=True)
+    if lone_user:
+        shown = shown.replace("://:***@", "://***@", 1)
+    if database is not None:
+        shown += "/" + quote(database, safe=_PATH_SAFE)
+    if pairs:
+        shown += "?" + "&".join(f"{quote_plus(key)}={MASK}" for key, _ in pairs)
+    if fragment:
         shown += f"#{MASK}"
     return shown
-
 
 
 @lru_cache(maxsize=1)

@@ -42,7 +42,14 @@ from pagetrail.tools.errors import (
     UnsupportedContent,
 )
 from pagetrail.tools.linkcheck.redirects import redirect_kind
-from pagetrail.tools.linkcheck.walls import Wall, detect_wall
+from pagetrail.tools.linkcheck.walls import (
+    Wall,
+    challenge_markers,
+    detect_wall,
+    nonstandard_status,
+    same_challenge,
+    same_refusal,
+)
 from pagetrail.tools.models import Blocked, CheckResult, Hop
 from pagetrail.tools.net.fetch import Fetcher, Response
 from pagetrail.tools.net.netcheck import NetworkDown, local_fault, network_down
@@ -123,6 +130,9 @@ class Observation:
     # parking_evidence of this page's words, once computed (`page_parking`).
     parking: dict[str, object] | None = field(default=None, repr=False, compare=False)
     wall: Wall | None = None  # a bot wall, challenge or refusal answered instead (walls.py)
+    # A small 2xx page's JavaScript-challenge markers (walls.challenge_markers): a wall when
+    # a random sibling gets the same page (`same_challenge`), else nothing.
+    challenge: tuple[str, ...] = ()
 
 
 @dataclass
@@ -145,11 +155,14 @@ def observe_response(response: Response, method: str) -> Observation:
         response.status, response.headers, response.content, url=response.final_url)
     if wall is not None:
         title, text = "", ""  # a challenge page's words are nobody's content
+    challenge = challenge_markers(response.content, text) if (
+        wall is None and method == "GET" and response.is_html
+        and 200 <= response.status < 300) else ()
     return Observation(
         url=response.url, method=method, status=response.status,
         final_url=response.final_url, chain=list(response.chain),
         content_type=response.content_type, squid_error=response.squid_error,
-        title=title, text=text, body_read=method == "GET", wall=wall,
+        title=title, text=text, body_read=method == "GET", wall=wall, challenge=challenge,
     )
 
 
@@ -531,6 +544,15 @@ def classify(obs: Observations) -> CheckResult:
         # A wall, a challenge or a client-dependent refusal: the page may well be there.
         evidence["blocked"] = page.wall.as_dict()
         return result("blocked", page.wall.reason)
+    sibling = obs.sibling
+    refusal = same_refusal(page.status, sibling.status if sibling is not None
+                           and not sibling.error else None)
+    if refusal is not None:  # a non-standard 4xx to every path: the site refuses us
+        page.wall = refusal
+        evidence["blocked"] = refusal.as_dict()
+        evidence["sibling"] = {"probed": True, "url": obs.sibling_url,
+                               "status": sibling.status if sibling else None}
+        return result("blocked", refusal.reason)
     decided = _status_verdict(page.status)
     if decided:
         return result(*decided)
@@ -542,6 +564,11 @@ def classify(obs: Observations) -> CheckResult:
     # 2xx: alive, unless the page is a soft 404.
     if page.body_read and page.content_type in ("text/html", "application/xhtml+xml"):
         soft, why = _soft404(obs, evidence)
+        challenge = _same_challenge(obs, evidence) if soft else None
+        if challenge is not None:  # the same challenge page everywhere: a wall
+            page.wall = challenge
+            evidence["blocked"] = challenge.as_dict()
+            return result("blocked", challenge.reason)
         if soft:
             return result("soft404", why)
     permanent = bool(page.chain) and all(h.status in PERMANENT for h in page.chain)
@@ -552,6 +579,21 @@ def classify(obs: Observations) -> CheckResult:
     if page.chain:
         return result("ok", f"alive after temporary redirect to {page.final_url}")
     return result("ok", f"HTTP {page.status}")
+
+
+def _same_challenge(obs: Observations, evidence: dict[str, object]) -> Wall | None:
+    """A page found the same as a random sibling's that is a JavaScript challenge, both of
+    them, and says nothing of not-found: a wall in front of every path (Sina's visitor
+    system), not a soft 404. A real soft 404 (its wording, a parked page, a home redirect)
+    stays one."""
+    sibling = obs.sibling
+    answer = evidence.get("sibling")
+    if sibling is None or not isinstance(answer, dict) or answer.get("answer") != "same":
+        return None
+    if evidence.get("not_found_wording") or evidence.get("parking") or \
+            evidence.get("home_redirect"):
+        return None
+    return same_challenge(obs.page.challenge, sibling.challenge)
 
 
 def _soft404(obs: Observations, evidence: dict[str, object]) -> tuple[bool, str]:
@@ -638,6 +680,13 @@ async def check_link(url: str, fetcher: Fetcher, *, settings: Settings | None = 
             and page.content_type in ("text/html", "application/xhtml+xml")
             and not redirected_to_root(url, page.final_url, page.chain)
             and not page_parking(page)["parked"]):
+        obs.sibling_url = sibling_url(url)
+        if obs.sibling_url:
+            obs.sibling = await _observe(fetcher, "GET", obs.sibling_url, polite)
+    elif (probe_sibling and not page.error and page.wall is None and not page.squid_error
+          and nonstandard_status(page.status)):
+        # A status no specification defines: the site's own refusal when a random sibling
+        # gets it too (walls.same_refusal), else what it says.
         obs.sibling_url = sibling_url(url)
         if obs.sibling_url:
             obs.sibling = await _observe(fetcher, "GET", obs.sibling_url, polite)

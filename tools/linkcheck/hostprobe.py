@@ -39,6 +39,7 @@ from pagetrail.tools.linkcheck.check import (
     redirected_to_root,
     sibling_url,
 )
+from pagetrail.tools.linkcheck.walls import nonstandard_status
 from pagetrail.tools.models import CheckResult, Link
 from pagetrail.tools.net.fetch import Response
 from pagetrail.tools.net.urls import validate_url
@@ -74,7 +75,12 @@ def shape_of(url: str) -> tuple[str, str, str, str]:
 
 
 def needs_sibling(url: str, page: Observation) -> bool:
-    """The conditions under which check_link probes a sibling (a live HTML page, not root)."""
+    """The conditions under which check_link probes a sibling: a live HTML page, not root
+    (a soft 404, or the same challenge page to every path), or a 4xx no specification
+    defines (the same refusal to every path: walls.same_refusal)."""
+    if (not page.error and page.wall is None and not page.squid_error
+            and nonstandard_status(page.status)):
+        return True
     return (not page.error and page.status is not None and 200 <= page.status < 300
             and not page.squid_error and page.content_type in HTML_TYPES
             and not redirected_to_root(url, page.final_url, page.chain)
@@ -128,6 +134,8 @@ Sibling = tuple[str | None, Observation | None]
 def may_need_sibling(url: str, response: Response) -> bool:
     """What `needs_sibling` asks, short of the parked-page test (which needs the parsed
     text): a superset, decidable before parsing, so the probe can be fetched first."""
+    if response.squid_error is None and nonstandard_status(response.status):
+        return True
     return (200 <= response.status < 300 and response.squid_error is None
             and response.content_type in HTML_TYPES
             and not redirected_to_root(url, response.final_url, response.chain))

@@ -45,6 +45,70 @@ IMPERVA_MARKERS = ("_incapsula_resource", "incapsula incident id", "incident_id"
                    "powered by incapsula", "imperva")
 
 
+# 4xx statuses registered with IANA (RFC 9110, 6585, 4918, 7725, 8470): any other 4xx is a
+# site's or a CDN's own code — Douban's image CDN answers every request without its Referer
+# `418` ("cdn error 001"). Such a status is a refusal when a random sibling URL gets it too
+# (`same_refusal`), never a not-found on its own.
+REGISTERED_4XX = frozenset({*range(400, 418), 421, 422, 423, 424, 425, 426, 428, 429, 431,
+                            451})
+# A JavaScript challenge or visitor wall served as a 2xx page to every path (Sina's "Visitor
+# System" in front of weibo.com): its words ...
+CHALLENGE_WORDS = (
+    "visitor system", "/visitor/visitor", "genvisitor", "/js/visitor/", "checking your browser",
+    "verify you are human", "verifying you are human", "browser verification",
+    "enable javascript and cookies", "javascript and cookies to continue", "ddos protection by",
+    "安全验证", "人机验证", "正在验证", "访客系统",
+)
+# ... and what its script does: set a cookie, fingerprint, then send the browser back.
+CHALLENGE_SCRIPT = (
+    "document.cookie", "window.location.href", "location.replace(", "location.reload(",
+    "tid.get(", "incarnate(", "use_fp",
+)
+CHALLENGE_MAX_WORDS = 60  # a challenge page shows next to nothing to read
+
+
+def nonstandard_status(status: int | None) -> bool:
+    """A 4xx no HTTP specification defines (418, 420, 430, 444, 499…): a site's own code."""
+    return status is not None and 400 <= status < 500 and status not in REGISTERED_4XX
+
+
+def challenge_markers(body: bytes | str | None, visible_text: str = "") -> tuple[str, ...]:
+    """The markers of a JavaScript challenge or visitor wall in a small page, or () when it
+    is not one: its script with the challenge's words, or two of the words, on a page with
+    next to nothing to read. Pure. One word alone never decides (a page about walls has
+    them); `same_challenge` also requires the site to answer a random URL with the same."""
+    if not body or len(body) > SMALL_PAGE or len(visible_text.split()) > CHALLENGE_MAX_WORDS:
+        return ()
+    sample = _sample(body)
+    if "<script" not in sample:
+        return ()
+    words = _markers(sample, CHALLENGE_WORDS)
+    script = _markers(sample, CHALLENGE_SCRIPT)
+    if (words and script) or len(words) >= 2:
+        return tuple([*words, *script][:4])
+    return ()
+
+
+def same_refusal(status: int | None, sibling_status: int | None) -> Wall | None:
+    """A non-standard 4xx that a random sibling URL of the same site gets too: the site
+    refuses this client everywhere (a CDN's hot-link or bot rule), it says nothing of the
+    page."""
+    if not nonstandard_status(status) or sibling_status != status:
+        return None
+    return Wall("site_refusal", (f"HTTP {status} (no HTTP specification defines it) to this "
+                                 "URL and to a random URL of the same shape: the site's own "
+                                 "refusal, not a not-found",))
+
+
+def same_challenge(markers: tuple[str, ...], sibling_markers: tuple[str, ...]) -> Wall | None:
+    """The same challenge page for this URL and a random sibling (their texts already found
+    the same): a wall in front of every path, not a soft 404."""
+    if not markers or not sibling_markers:
+        return None
+    return Wall("challenge", ("the same JavaScript challenge page to this URL and to a random "
+                              "URL of the same shape", "page: " + ", ".join(markers)))
+
+
 @dataclass(frozen=True)
 class Wall:
     """Who stands between pagetrail and the page, and what showed it."""

@@ -1,5 +1,6 @@
 """Log output without credentials: every URL in a formatted log line (message, arguments,
-traceback) is shown through settings.mask_url — its password and query values masked.
+traceback) is shown through settings.mask_url — its password and query values masked
+(parsed as SQLAlchemy parses a database URL).
 
 The HTTP client logs each request's full URL (httpx at INFO: "HTTP Request: GET
 http://user:password@archive/…?token=…"), and so would any library or message of ours
@@ -9,17 +10,13 @@ that names an endpoint; redacting at the handler catches them all, whoever logge
 from __future__ import annotations
 
 import logging
-import re
 
-from pagetrail.tools.settings import mask_url
-
-# scheme://… up to whitespace or a delimiter that ends a URL quoted in a message.
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>()\[\]{}]+")
+from pagetrail.tools.settings import mask_urls_in
 
 
 def redact_urls(text: str) -> str:
-    """`text` with each URL in it masked (pure)."""
-    return _URL.sub(lambda m: mask_url(m.group(0)), text)
+    """`text` with each URL in it masked (pure): settings.mask_urls_in, the one masking."""
+    return mask_urls_in(text)
 
 
 class RedactingFormatter(logging.Formatter):

@@ -13,8 +13,15 @@ do not lose work:
   database with backoff (store.faults, PAGETRAIL_STORE_FAULT_BUDGET); a job that met the
   database away past that budget, or the broker away, or that ran out of time while the
   database was away, is put back unacknowledged (rejected with requeue) for redelivery and
-  nothing is recorded as failed; a job's own failure (bad input) is its recorded answer,
-  and a job whose failure cannot be recorded is put back, not acknowledged;
+  nothing is recorded as failed; a job's own failure (bad input, an error of the database
+  that does not pass: StoreRefused) is its recorded answer, and a job whose failure cannot
+  be recorded is put back, not acknowledged;
+- a job is not redelivered forever: its deliveries are counted in the broker's Redis
+  (`deliveries`), and one delivered MAX_DELIVERIES times without an outcome — each time put
+  back because the database was busy for it (a lock, a deadlock: store.faults `busy`), or
+  its worker lost while running it — is recorded as failed, with the last reason. A delivery
+  put back because the database, the broker or the network was away does not count: an
+  outage is never a job's failure;
 - results go to the store (the jobs table), never to a result backend (ignore_result);
 - one queue per job kind, so a flood of checks never starves recoveries.
 """
@@ -36,7 +43,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from pagetrail.store.db import TRANSIENT_STORE_ERRORS, Store
-from pagetrail.store.faults import fault_reason, is_store_fault, outage
+from pagetrail.store.faults import fault_kind, fault_reason, is_store_fault, outage
 from pagetrail.tools.net.netcheck import NetworkDown
 from pagetrail.tools.settings import Settings, get_settings
 from pagetrail.tools.workers.jobs import JobKind, run_job
@@ -52,6 +59,9 @@ BROKER_FAULTS = (RedisConnectionError, RedisTimeoutError, KombuOperationalError,
 # this machine's network, not the link's (tools/net/netcheck.py): no verdict, retried later.
 TRANSIENT = (*TRANSIENT_STORE_ERRORS, *BROKER_FAULTS, NetworkDown)
 REDELIVERY_PAUSE = (1.0, 5.0)  # seconds (random in range) before a job is put back
+MAX_DELIVERIES = 5  # deliveries of one job without an outcome before it is recorded failed
+DELIVERIES_KEY = "pagetrail:deliveries:{}"  # Redis hash per task id: count, last reason
+DELIVERIES_TTL = 7 * 24 * 3600  # seconds a count is kept (a job's redeliveries are closer)
 HARD_LIMIT_MARGIN = 30  # seconds between the soft and the hard time limit
 
 
@@ -125,11 +135,83 @@ def is_fault(exc: BaseException) -> bool:
     return isinstance(exc, BROKER_FAULTS)
 
 
+class Deliveries:
+    """How many times each job (task id) was delivered without an outcome, in the broker's
+    Redis (shared by every worker; a message put back keeps its task id). Counting is best
+    effort: with Redis away the broker is away too, and the job waits for it anyway."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+        self._client: Any = None
+
+    def _redis(self) -> Any:
+        if self._client is None:
+            from redis import Redis
+
+            self._client = Redis.from_url(self.url or "", socket_timeout=5,
+                                          socket_connect_timeout=5)
+        return self._client
+
+    def start(self, task_id: str) -> tuple[int, str]:
+        """Count a delivery: (deliveries so far, this one included; the last reason)."""
+        if not self.url or task_id == "?":
+            return 1, ""
+        key = DELIVERIES_KEY.format(task_id)
+        try:
+            pipe = self._redis().pipeline()
+            pipe.hincrby(key, "count", 1)
+            pipe.hget(key, "reason")
+            pipe.expire(key, DELIVERIES_TTL)
+            count, reason, _ = pipe.execute()
+        except BROKER_FAULTS as exc:
+            log.warning("job %s: its deliveries could not be counted: %s", task_id, exc)
+            return 1, ""
+        return int(count), (reason or b"").decode("utf-8", "replace")
+
+    def put_back(self, task_id: str, reason: str, *, counts: bool) -> None:
+        """A delivery put back: it counts (the database busy for this job) with its
+        reason, or not (the database, broker or network away: uncounted)."""
+        if not self.url or task_id == "?":
+            return
+        key = DELIVERIES_KEY.format(task_id)
+        try:
+            if counts:
+                self._redis().hset(key, "reason", reason[:500])
+            else:
+                self._redis().hincrby(key, "count", -1)
+        except BROKER_FAULTS as exc:
+            log.warning("job %s: its deliveries could not be counted: %s", task_id, exc)
+
+    def finished(self, task_id: str) -> None:
+        if not self.url or task_id == "?":
+            return
+        try:
+            self._redis().delete(DELIVERIES_KEY.format(task_id))
+        except BROKER_FAULTS as exc:
+            log.warning("job %s: its delivery count stays until it expires: %s", task_id, exc)
+
+
+def _deliveries() -> Deliveries:
+    counter = getattr(_local, "deliveries", None)
+    if counter is None:
+        counter = _local.deliveries = Deliveries(get_settings().broker_url)
+    return counter
+
+
+def counts_against_the_job(exc: BaseException) -> bool:
+    """A fault that is about this job's work, not an outage: the database answered but was
+    busy for it past the budget (a lock held, a deadlock, a serialization failure)."""
+    return isinstance(exc, TRANSIENT_STORE_ERRORS) and fault_kind(exc) == "busy"
+
+
 def put_back(kind: JobKind, task_id: str, exc: BaseException) -> Reject:
     """Reject(requeue=True) for a job that met a fault: the worker hands its message back to
     the broker (or, with the broker away, leaves it unacknowledged: the broker gives it out
     again after the visibility timeout). Nothing is recorded; a short random pause first, so
-    that a fault that lasts does not spin."""
+    that a fault that lasts does not spin. The delivery counts towards MAX_DELIVERIES only
+    when the database was busy for the job (`counts_against_the_job`)."""
+    _deliveries().put_back(task_id, f"{type(exc).__name__}: {fault_reason(exc)}",
+                           counts=counts_against_the_job(exc))
     pause = random.uniform(*REDELIVERY_PAUSE)
     log.warning("job %s %s met a fault (%s: %s): put back for redelivery in %.0f s",
                 kind, task_id, type(exc).__name__, fault_reason(exc), pause)
@@ -203,8 +285,11 @@ def _run_task(task: JobTask, kind: JobKind, items: list[dict[str, Any]]) -> int:
     acknowledges the message) — unless recording it met a fault: then it is put back."""
     faults_before = outage.seen
     task_id = task.request.id or "?"
+    deliveries, last_reason = _deliveries().start(task_id)
+    if deliveries > MAX_DELIVERIES:
+        return _give_up(kind, items, task_id, deliveries - 1, last_reason)
     try:
-        return _run(kind, items)
+        done = _run(kind, items)
     except TRANSIENT as exc:
         if is_fault(exc):
             raise put_back(kind, task_id, exc) from exc
@@ -215,6 +300,9 @@ def _run_task(task: JobTask, kind: JobKind, items: list[dict[str, Any]]) -> int:
         failure = exc
     except Exception as exc:  # a bug or a limit: recorded below, then raised again
         failure = exc
+    else:
+        _deliveries().finished(task_id)
+        return done
     error = f"{type(failure).__name__}: {failure}"
     log.error("job %s %s failed for good: %s", kind, task_id, error)
     try:
@@ -223,8 +311,26 @@ def _run_task(task: JobTask, kind: JobKind, items: list[dict[str, Any]]) -> int:
         if is_fault(exc):
             raise put_back(kind, task_id, exc) from exc
         raise
+    _deliveries().finished(task_id)
     failure.pagetrail_recorded = True  # type: ignore[attr-defined]
     raise failure
+
+
+def _give_up(kind: JobKind, items: list[dict[str, Any]], task_id: str, times: int,
+             reason: str) -> int:
+    """A job delivered MAX_DELIVERIES times without an outcome: recorded as failed (with why
+    it kept coming back) and acknowledged, not run again."""
+    error = (f"delivered {times} times without an outcome, given up: "
+             f"{reason or 'its worker was lost while running it'}")
+    log.error("job %s %s failed for good: %s", kind, task_id, error)
+    try:
+        record_failure(kind, items, error)
+    except TRANSIENT as exc:
+        if is_fault(exc):
+            raise put_back(kind, task_id, exc) from exc
+        raise
+    _deliveries().finished(task_id)
+    return 0
 
 
 def _task(kind: JobKind) -> Any:

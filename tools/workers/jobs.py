@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pagetrail.store.db import Store
 from pagetrail.store.faults import away as store_away
-from pagetrail.store.faults import is_store_fault, notes_store_fault
+from pagetrail.store.faults import is_store_fault, noted_fault, notes_store_fault
 from pagetrail.store.jobs import JobRecord, load_jobs, mark_job, record_jobs
 from pagetrail.tools.errors import BadJobInput, JobFailed, PagetrailError
 from pagetrail.tools.settings import Settings
@@ -165,7 +165,7 @@ async def recover_job(item: dict[str, Any], settings: Settings, store: Store) ->
             if not lost or not recovery.cached:
                 break
         if lost:  # not recorded: the job is redone (redelivery, or a rerun of the batch)
-            raise store_away(lost)
+            raise store_away(lost, fault=noted_fault(lost))
         record = JobRecord("recover", key, item, "done", recovery.model_dump(mode="json"))
     except PagetrailError as exc:
         record = _failed("recover", key, item, exc)
