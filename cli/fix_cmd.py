@@ -1,5 +1,10 @@
 """`pagetrail fix PATH…`: repair dead links in documents (dry run by default), or `-` for a
-text on standard input. Exit 0 when no dead link is left, 1 when some are, 2 on usage errors."""
+text on standard input.
+
+Exit 0 when no dead link is left, 1 when some are, 2 on usage errors (a bad option, a
+malformed lychee report), 3 when nothing was checked (every file selected is ignored by git,
+filtered out, unreadable or outside the paths given): a run that read nothing never passes.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pathlib import Path
 from pagetrail.cli.common import fail, parse_date, print_json, run_async
 
 KINDS = ("moved", "replacement", "archived")
+NOTHING_CHECKED = 3  # distinct from 1 (dead links left): the Action fails on anything over 1
 FORMATS = ("text", "json", "sarif", "junit", "github")
 
 
@@ -98,6 +104,7 @@ def handle(args: argparse.Namespace) -> int:
         __version__,
         fix_paths,
         get_settings,
+        lychee_report_inputs,
         read_lychee_report,
         render_fix_report,
     )
@@ -113,7 +120,15 @@ def handle(args: argparse.Namespace) -> int:
         failing = read_lychee_report(args.from_lychee)
         only = frozenset(url for urls in failing.values() for url in urls)
         if not paths:
-            paths = [source for source in failing if Path(source).exists()]
+            # The report's inputs, confined to the working folder (an absolute path or `..`
+            # in a report never chooses what is written).
+            paths, refused_inputs = lychee_report_inputs(failing, Path.cwd())
+            for source, why in refused_inputs:
+                print(f"{args.from_lychee}: input {source!r} not read: {why}", file=sys.stderr)
+            if not paths and failing:
+                print("nothing checked: no input of the lychee report is a file here",
+                      file=sys.stderr)
+                return NOTHING_CHECKED
     if not paths:
         return fail("give at least one file or folder (or `-`, or --from-lychee)")
     options = FixOptions(kinds=args.kinds, min_confidence=args.min_confidence,
@@ -125,8 +140,15 @@ def handle(args: argparse.Namespace) -> int:
             paths, options=options, write=args.write or args.interactive, settings=settings,
             progress=progress, confirm=_ask if args.interactive else None, only_urls=only))
     sys.stdout.write(render_fix_report(report, args.format, __version__))
-    refused = [p for p in report.problems if p.code in ("changed-on-disk", "unwritable")]
+    refused = [p for p in report.problems
+               if p.code in ("changed-on-disk", "moved-on-disk", "unwritable", "rewrite-refused")]
     if refused:
         for problem in refused:
             print(f"{problem.path}: {problem.code}: {problem.message}", file=sys.stderr)
+    if not report.files:
+        why = "; ".join(f"{p.path}: {p.message}" for p in report.problems
+                        if p.code in ("nothing-selected", "outside-roots"))
+        print(f"nothing checked: no document was read ({why or 'nothing selected'})",
+              file=sys.stderr)
+        return NOTHING_CHECKED
     return 1 if report.dead_left or refused else 0

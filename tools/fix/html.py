@@ -5,32 +5,68 @@ must replace exactly the attribute's bytes, so this uses the standard library's 
 HTML parser (`html.parser`), which reports where each start tag begins and its raw text.
 Comments, `<script>` and `<style>` bodies are never tags, so their URLs are left alone.
 Only `<a href>` is a link to repair (not `<link>`/`<img>`: assets, not citations).
+
+The href is found by tokenizing the start tag's attributes with the parser's own attribute
+pattern, and kept only when that reading equals the attributes the parser reported: `href=`
+written inside another attribute's value (`title="old: href=…"`) is text, never the link.
 """
 
 from __future__ import annotations
 
 import html
+import html.parser
 import re
 from html.parser import HTMLParser
 
 from pagetrail.tools.fix.spans import Lines, LinkSpan
 
-_HREF = re.compile(r"""(?:^|\s)href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I)
-_VERSIONED = re.compile(r"""(?:^|\s)data-versionurl\s*=""", re.I)
+# html.parser's own tokens for a start tag's name and each attribute (what it reports in
+# handle_starttag); read from the module so the two readings cannot drift apart.
+_TAG: re.Pattern[str] | None = getattr(html.parser, "tagfind_tolerant", None)
+_ATTR: re.Pattern[str] | None = getattr(html.parser, "attrfind_tolerant", None)
+
+Attribute = tuple[str, str | None, int, int]  # name, value, value's span in the raw tag
 
 
 class _Anchors(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[int, int, str]] = []  # (line, column, raw start tag)
+        # (line, column, raw start tag, attributes as the parser read them)
+        self.tags: list[tuple[int, int, str, list[tuple[str, str | None]]]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
             raw = self.get_starttag_text() or ""
             line, column = self.getpos()
-            self.tags.append((line, column, raw))
+            self.tags.append((line, column, raw, attrs))
 
     handle_startendtag = handle_starttag
+
+
+def attributes(raw: str) -> list[Attribute] | None:
+    """A start tag's attributes as html.parser tokenizes them, each with its value's span
+    (quotes excluded) in `raw`; None when the tag cannot be read that way."""
+    if _TAG is None or _ATTR is None or not raw.startswith("<"):
+        return None
+    tag = _TAG.match(raw, 1)
+    if tag is None:
+        return None
+    found: list[Attribute] = []
+    k = tag.end()
+    while k < len(raw):
+        match = _ATTR.match(raw, k)
+        if not match or match.end() == k:
+            break
+        name, rest, value = match.group(1, 2, 3)
+        a, b = match.span(3)
+        if not rest:
+            found.append((name.lower(), None, b, b))
+        else:
+            if value[:1] in ("'", '"') and value[:1] == value[-1:] and len(value) > 1:
+                a, b = a + 1, b - 1
+            found.append((name.lower(), html.unescape(raw[a:b]) if a < b else raw[a:b], a, b))
+        k = match.end()
+    return found
 
 
 def html_links(text: str, start: int = 0, end: int | None = None,
@@ -43,19 +79,21 @@ def html_links(text: str, start: int = 0, end: int | None = None,
     parser.feed(chunk)
     parser.close()
     spans: list[LinkSpan] = []
-    for line, column, raw in parser.tags:
+    for line, column, raw, parsed in parser.tags:
         tag_start = start + chunk_lines.offset(line - 1) + column
         if text[tag_start:tag_start + len(raw)] != raw:
             continue  # the parser's position and the text disagree: leave the tag alone
-        match = _HREF.search(raw)
-        if not match:
+        read = attributes(raw)
+        if read is None or [(n, v) for n, v, _, _ in read] != parsed:
+            continue  # this reading is not the parser's: leave the tag alone
+        href = next((attr for attr in read if attr[0] == "href"), None)  # the first counts
+        if href is None or href[1] is None:
             continue
-        group = next(g for g in (1, 2, 3) if match.group(g) is not None)
-        value = match.group(group)
-        url = html.unescape(value).strip()
+        _, url, a, b = href
+        value = raw[a:b]
+        url = url.strip()
         if not url.lower().startswith(("http://", "https://")):
             continue
-        a, b = match.span(group)
         # Surrounding whitespace inside the quotes stays: only the URL's characters change.
         lead = len(value) - len(value.lstrip())
         trail = len(value) - len(value.rstrip())
@@ -64,8 +102,37 @@ def html_links(text: str, start: int = 0, end: int | None = None,
         tag_end = tag_start + len(closing) - (2 if closing.endswith("/>") else 1)
         spans.append(LinkSpan(span_start, span_end, url, lines.line_of(span_start), "href",
                               lines.context(span_start, span_end), tag_end=tag_end,
-                              versioned=bool(_VERSIONED.search(raw))))
+                              versioned=any(n == "data-versionurl" for n, *_ in read)))
     return spans
+
+
+class _Targets(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag != "a":
+            return
+        values = dict(reversed(attrs))  # the first of a repeated attribute counts
+        href = (values.get("href") or "").strip()
+        if href.lower().startswith(("http://", "https://")):
+            self.found.append(href)
+        version = values.get("data-versionurl")
+        if version:
+            from pagetrail.tools.fix.proof import VERSION
+            self.found.append(VERSION + version.strip())
+
+    handle_startendtag = handle_starttag
+
+
+def html_targets(text: str) -> list[str]:
+    """The http(s) targets of the `<a>` tags html.parser reads (and each Robust Link's
+    data-versionurl, marked with proof.VERSION): what a rewrite is proven against."""
+    parser = _Targets()
+    parser.feed(text)
+    parser.close()
+    return parser.found
 
 
 def attribute_value(url: str) -> str:

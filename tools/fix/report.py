@@ -4,6 +4,7 @@ workflow annotations: pure functions of the FixReport."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import quote
 from xml.sax.saxutils import quoteattr
@@ -11,6 +12,19 @@ from xml.sax.saxutils import quoteattr
 from pagetrail.tools.fix.run import VERDICTS, FixReport, LinkVerdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# Characters XML 1.0 cannot hold at all, even escaped (C0 controls but tab, CR, LF; lone
+# surrogates; U+FFFE/U+FFFF): a URL or a path from a stranger's file may hold them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_attr(text: str) -> str:
+    """A quoted XML attribute value of `text`, each character XML cannot hold written as
+    `\\xNN` (or `\\uNNNN`) so the report stays well-formed and says what was there."""
+    def shown(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return quoteattr(_NOT_XML.sub(shown, text))
 
 
 def summary_table(report: FixReport) -> str:
@@ -98,16 +112,16 @@ def to_junit(report: FixReport) -> str:
     """JUnit XML: a test case per link, failing when it is still dead."""
     cases = []
     for link in report.links:
-        name = quoteattr(f"{link.path}:{link.line} {link.url}")
+        name = _xml_attr(f"{link.path}:{link.line} {link.url}")
         if link.dead_left:
-            cases.append(f"    <testcase classname={quoteattr(link.path)} name={name}>"
-                         f"<failure message={quoteattr(_message(link))} "
-                         f"type={quoteattr(link.verdict)}/></testcase>")
+            cases.append(f"    <testcase classname={_xml_attr(link.path)} name={name}>"
+                         f"<failure message={_xml_attr(_message(link))} "
+                         f"type={_xml_attr(link.verdict)}/></testcase>")
         elif link.verdict == "skipped":
-            cases.append(f"    <testcase classname={quoteattr(link.path)} name={name}>"
-                         f"<skipped message={quoteattr(link.reason)}/></testcase>")
+            cases.append(f"    <testcase classname={_xml_attr(link.path)} name={name}>"
+                         f"<skipped message={_xml_attr(link.reason)}/></testcase>")
         else:
-            cases.append(f"    <testcase classname={quoteattr(link.path)} name={name}/>")
+            cases.append(f"    <testcase classname={_xml_attr(link.path)} name={name}/>")
     failures = report.dead_left
     skipped = sum(1 for link in report.links if link.verdict == "skipped")
     return ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

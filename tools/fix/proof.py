@@ -1,0 +1,129 @@
+"""What a format's own parser reads as link targets, and the two uses of that reading:
+
+- `probe`: which of a text's URL occurrences are links, decided by the parser (each candidate
+  replaced by a unique address of the same length, the text parsed once, and a candidate is
+  a link when its stand-in comes back as a link target) — never by document order;
+- `prove`: a rewrite is kept only when the parser reads the new text's link targets as the
+  old ones with exactly the replaced links changed to their new addresses; any other outcome
+  (the link cut at an escaped character, the wrong occurrence rewritten, a link lost) refuses
+  that edit, and a refused edit never reaches the file.
+
+The parsers: markdown-it-py for Markdown, docutils for reStructuredText, html.parser for HTML,
+the AsciiDoc reader of tools.fix.asciidoc, and the URL scanner (tools.fix.urls) for text.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from urllib.parse import quote, unquote
+
+from pagetrail.tools.fix.rewrite import Edit, apply_edits
+
+# A URL character kept as is in the canonical form (the rest is percent-encoded): the two
+# spellings of the same address (`)` and `%29`, `é` and `%C3%A9`) compare equal.
+_SAFE = "!#$&'()*+,/:;=?@[]~-._%"
+VERSION = "\0version "  # a Robust Link's data-versionurl, as a target (HTML)
+
+
+def canonical(url: str) -> str:
+    return quote(unquote(url.strip()), safe=_SAFE)
+
+
+def link_targets(text: str, fmt: str) -> list[str]:
+    """Every link target the format's parser reads in `text` (document order, as parsed)."""
+    if fmt == "markdown":
+        from pagetrail.tools.fix.markdown import markdown_targets
+        return markdown_targets(text)
+    if fmt == "rst":
+        from pagetrail.tools.fix.rst import rst_targets
+        return rst_targets(text)
+    if fmt == "html":
+        from pagetrail.tools.fix.html import html_targets
+        return html_targets(text)
+    if fmt == "asciidoc":
+        from pagetrail.tools.fix.asciidoc import asciidoc_links
+        return [span.url for span in asciidoc_links(text)]
+    from pagetrail.tools.fix.urls import scan_urls
+    return [found.url for found in scan_urls(text)]
+
+
+def _normal(fmt: str) -> Callable[[str], str]:
+    """How the format's parser spells a target (markdown-it normalizes a destination)."""
+    if fmt == "markdown":
+        from pagetrail.tools.fix.markdown import normalize_link
+        return lambda url: canonical(url if url.startswith(VERSION) else normalize_link(url))
+    return canonical
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = digits[number % 36]
+    while number >= 36:
+        number //= 36
+        out = digits[number % 36] + out
+    return out
+
+
+def _stand_in(url: str, number: int) -> str | None:
+    """A unique address as long as `url` (lengths matter: RST tables and title underlines),
+    host `<number>.qqq…` (a dotted host, as the URL scanner wants), or None when `url` is
+    too short to hold the number."""
+    scheme = url[:url.find("://") + 3]
+    room = len(url) - len(scheme)
+    code = _base36(number) + "."
+    if len(code) + 1 > room:
+        return None
+    return scheme + code + "q" * (room - len(code))
+
+
+def probe(text: str, spans: Sequence[tuple[int, int, str]],
+          targets: Callable[[str], list[str]]) -> list[bool]:
+    """For each candidate (start, end, url) of `text`: does the parser read it as a link?"""
+    stand_ins = [_stand_in(url, number) for number, (_, _, url) in enumerate(spans)]
+    edits = [Edit(start, end, stand_in) for (start, end, _), stand_in in
+             zip(spans, stand_ins, strict=True) if stand_in is not None and text[start:end]]
+    if not edits:
+        return [False] * len(spans)
+    read = Counter(targets(apply_edits(text, edits)))
+    return [stand_in is not None and read[stand_in] == 1 for stand_in in stand_ins]
+
+
+def _holds(before: Counter[str], text: str, fmt: str, edits: Sequence[Edit]) -> bool:
+    norm = _normal(fmt)
+    expected = before.copy()
+    for edit in edits:
+        if edit.old is not None:
+            expected[norm(edit.old)] -= 1
+        if edit.target is not None:
+            expected[norm(edit.target)] += 1
+    if any(count < 0 for count in expected.values()):
+        return False  # the old address was not a link to begin with
+    after = Counter(norm(t) for t in link_targets(apply_edits(text, edits), fmt))
+    return +expected == after
+
+
+def prove(text: str, fmt: str, edits: Sequence[Edit]) -> tuple[str, list[Edit], list[Edit]]:
+    """(new text, edits kept, edits refused): every kept edit re-parses as its link with the
+    new target. Edits that fail together are split in halves until the failing ones are
+    found (a few parses, not one per edit); if the passing ones still fail together, all
+    are refused."""
+    if not edits:
+        return text, [], []
+    norm = _normal(fmt)
+    before = Counter(norm(t) for t in link_targets(text, fmt))
+
+    def passing(group: list[Edit]) -> list[Edit]:
+        if _holds(before, text, fmt, group):
+            return group
+        if len(group) == 1:
+            return []
+        middle = len(group) // 2
+        return passing(group[:middle]) + passing(group[middle:])
+
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    kept = passing(ordered)
+    if len(kept) < len(ordered) and kept and not _holds(before, text, fmt, kept):
+        kept = []
+    refused = [edit for edit in ordered if edit not in kept]
+    return apply_edits(text, kept), kept, refused
