@@ -74,5 +74,5 @@ def escaped(url: str, fmt: str, form: str) -> str:
         if form == "inline":
             encoded = _encode(url, _RST_EMBEDDED)
             return encoded[:-1] + _percent("_") if encoded.endswith("_") else encoded
-        return _guard_end(_balanced(_encode(url, _PROSE | frozenset("*"))))
+        return _guard_end(_balanced(_encode(url, _PROSE | frozenset("*[]"))))
     return _guard_end(_balanced(_encode(url, _PROSE)))

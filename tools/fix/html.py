@@ -44,8 +44,9 @@ class _Anchors(HTMLParser):
 
 
 def attributes(raw: str) -> list[Attribute] | None:
-    """A start tag's attributes as html.parser tokenizes them, each with its value's span
-    (quotes excluded) in `raw`; None when the tag cannot be read that way."""
+    """A start tag's attributes as html.parser tokenizes them, each with its raw value
+    (entities not decoded) and that value's span (quotes excluded) in `raw`; None when the
+    tag cannot be read that way."""
     if _TAG is None or _ATTR is None or not raw.startswith("<"):
         return None
     tag = _TAG.match(raw, 1)
@@ -64,7 +65,7 @@ def attributes(raw: str) -> list[Attribute] | None:
         else:
             if value[:1] in ("'", '"') and value[:1] == value[-1:] and len(value) > 1:
                 a, b = a + 1, b - 1
-            found.append((name.lower(), html.unescape(raw[a:b]) if a < b else raw[a:b], a, b))
+            found.append((name.lower(), raw[a:b], a, b))  # raw: entities not decoded
         k = match.end()
     return found
 
@@ -73,8 +74,9 @@ def html_links(text: str, start: int = 0, end: int | None = None,
                lines: Lines | None = None) -> list[LinkSpan]:
     end = len(text) if end is None else end
     lines = lines or Lines(text)
-    chunk = text[start:end]
-    chunk_lines = Lines(chunk)
+    whole = start == 0 and end == len(text)
+    chunk = text if whole else text[start:end]
+    chunk_lines = lines if whole else Lines(chunk)
     parser = _Anchors()
     parser.feed(chunk)
     parser.close()
@@ -84,13 +86,15 @@ def html_links(text: str, start: int = 0, end: int | None = None,
         if text[tag_start:tag_start + len(raw)] != raw:
             continue  # the parser's position and the text disagree: leave the tag alone
         read = attributes(raw)
-        if read is None or [(n, v) for n, v, _, _ in read] != parsed:
+        if read is None or [n for n, *_ in read] != [n for n, _ in parsed]:
             continue  # this reading is not the parser's: leave the tag alone
-        href = next((attr for attr in read if attr[0] == "href"), None)  # the first counts
-        if href is None or href[1] is None:
-            continue
-        _, url, a, b = href
-        value = raw[a:b]
+        index = next((i for i, attr in enumerate(read) if attr[0] == "href"), None)
+        if index is None or read[index][1] is None:
+            continue  # the first href counts (as in browsers)
+        _, value, a, b = read[index]
+        url = html.unescape(value) if "&" in value else value
+        if url != parsed[index][1]:
+            continue  # the value the parser read is not this one: leave the tag alone
         url = url.strip()
         if not url.lower().startswith(("http://", "https://")):
             continue

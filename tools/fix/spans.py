@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,10 @@ class Lines:
         last_line = self.line_of(end)
         stop = self.starts[last_line] if last_line < len(self.starts) else len(self.text)
         lo, hi = max(first, start - width // 2), min(stop, end + width)
-        # Never start inside a word the window cut: back to the whitespace before it (or the
-        # link itself when the word is long).
-        while lo > first and not self.text[lo - 1].isspace() and start - lo < width:
-            lo -= 1
         if lo > first and not self.text[lo - 1].isspace():
-            lo = start
+            # Never start inside a word the window cut: from the next word on (or the link).
+            space = _SPACE.search(self.text, lo, start)
+            lo = space.end() if space else start
         return " ".join(self.text[lo:hi].split())[:width]
 
 
