@@ -43,6 +43,17 @@ class _Anchors(HTMLParser):
     handle_startendtag = handle_starttag
 
 
+def _feed(parser: HTMLParser, text: str) -> None:
+    """Parse `text`; html.parser gives up on some markup (`<![foo[`: an AssertionError from
+    _markupbase): the tags read before that point stand, nothing after it is a link (a
+    rewrite there cannot be proven, so it is refused)."""
+    try:
+        parser.feed(text)
+        parser.close()
+    except AssertionError:
+        return
+
+
 def attributes(raw: str) -> list[Attribute] | None:
     """A start tag's attributes as html.parser tokenizes them, each with its raw value
     (entities not decoded) and that value's span (quotes excluded) in `raw`; None when the
@@ -78,8 +89,7 @@ def html_links(text: str, start: int = 0, end: int | None = None,
     chunk = text if whole else text[start:end]
     chunk_lines = lines if whole else Lines(chunk)
     parser = _Anchors()
-    parser.feed(chunk)
-    parser.close()
+    _feed(parser, chunk)
     spans: list[LinkSpan] = []
     for line, column, raw, parsed in parser.tags:
         tag_start = start + chunk_lines.offset(line - 1) + column
@@ -134,8 +144,7 @@ def html_targets(text: str) -> list[str]:
     """The http(s) targets of the `<a>` tags html.parser reads (and each Robust Link's
     data-versionurl, marked with proof.VERSION): what a rewrite is proven against."""
     parser = _Targets()
-    parser.feed(text)
-    parser.close()
+    _feed(parser, text)
     return parser.found
 
 

@@ -152,7 +152,7 @@ def markdown_links(text: str) -> list[LinkSpan]:
                     "inline" if before.endswith("](") else
                     "reference" if before.rstrip().endswith(":") else
                     "bare")
-            if parser.normalizeLink(found.url) not in hrefs:
+            if found.url not in hrefs and parser.normalizeLink(found.url) not in hrefs:
                 if form in ("inline", "autolink"):
                     continue
                 form = "bare"  # prose after a colon, not a definition
