@@ -571,3 +571,29 @@ def test_fuzz_smoke_cli_stdin_never_tracebacks(monkeypatch, capsys):
     # `fix -` on a text of nothing but hostile markup: offline (no link to recover).
     monkeypatch.setattr("sys.stdin", io.StringIO("`<a href=\"x\">` [(]) \x01 <!-- \n"))
     assert main(["fix", "-"]) == 0
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("a.html", '<a href="https://web.archive.org/web/2019/https://a.example/">a</a><![foo[ x'),
+    ("b.md", "<![foo[\n\n[a](https://web.archive.org/web/2019/https://a.example/)\n"),
+    ("c.rst", "+--+\n| x |\n+--+\n\n`a <https://web.archive.org/web/2019/https://a.example/>`_\n"),
+    ("d.adoc", "----\n[a](https://web.archive.org/web/2019/https://a.example/)\n"),
+])
+def test_no_traceback_from_markup_a_parser_gives_up_on(name, text, tmp_path, monkeypatch,
+                                                       capsys):
+    (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert main(["fix", "--quiet", "--format", "junit", name]) == 0
+    ElementTree.fromstring(capsys.readouterr().out.encode())
+
+
+def test_7_text_and_github_reports_show_control_characters_instead_of_sending_them():
+    from pagetrail.tools.fix.report import to_github, to_text
+
+    link = LinkVerdict(path="a\x1b[2J.md", line=1, url="https://a.example/\x1b]0;x\x07",
+                       form="bare", date=WHEN, date_source="git", verdict="unfixable")
+    report = FixReport(links=[link], files=[], problems=[FileProblem(
+        path="b\x1b[31m.md", code="binary", message="x\x00y")])
+    for out in (to_text(report), to_github(report)):
+        assert "\x1b" not in out and "\x00" not in out and "\x07" not in out
+        assert "\\x1b" in out

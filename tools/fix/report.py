@@ -17,20 +17,30 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
+# Control characters (but tab, CR and LF) shown as \\xNN in text and annotations: a path or
+# URL from a stranger's file must not drive the reader's terminal (escape sequences).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def _xml_attr(text: str) -> str:
     """A quoted XML attribute value of `text`, each character XML cannot hold written as
     `\\xNN` (or `\\uNNNN`) so the report stays well-formed and says what was there."""
-    def shown(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return quoteattr(_NOT_XML.sub(_shown, text))
 
-    return quoteattr(_NOT_XML.sub(shown, text))
+
+def _plain(text: str) -> str:
+    return _CONTROL.sub(_shown, text)
 
 
 def summary_table(report: FixReport) -> str:
     """Per file: how many links are alive, moved, … (and how many the diff rewrites)."""
     headers = ["file", *VERDICTS, "rewritten"]
-    rows = [[f.path, *(str(f.counts.get(v, 0)) for v in VERDICTS), str(f.rewritten)]
+    rows = [[_plain(f.path), *(str(f.counts.get(v, 0)) for v in VERDICTS), str(f.rewritten)]
             for f in report.files]
     totals = report.counts()
     rows.append(["total", *(str(totals[v]) for v in VERDICTS),
@@ -43,7 +53,7 @@ def summary_table(report: FixReport) -> str:
 
     out = [line(headers), *(line(r) for r in rows)]
     for problem in report.problems:
-        out.append(f"{problem.path}: {problem.code}: {problem.message}")
+        out.append(_plain(f"{problem.path}: {problem.code}: {problem.message}"))
     out.append(f"{report.distinct_urls} distinct URLs ({report.resumed} answered before), "
                f"{report.requests} recovery requests, {report.checks} new addresses "
                f"checked, {report.timemaps} capture lists, "
@@ -132,7 +142,7 @@ def to_junit(report: FixReport) -> str:
 
 
 def _annotation_value(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _plain(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _annotation_property(text: str) -> str:
