@@ -597,3 +597,14 @@ def test_7_text_and_github_reports_show_control_characters_instead_of_sending_th
     for out in (to_text(report), to_github(report)):
         assert "\x1b" not in out and "\x00" not in out and "\x07" not in out
         assert "\\x1b" in out
+
+
+def test_5_front_matter_urls_are_rewritten_and_proven(tmp_path):
+    path = tmp_path / "a.md"
+    path.write_text("---\nhomepage: https://dead.example/a\n---\n# T\n")
+    source = read_source(path, "markdown")
+    spans = extract_links(source.text, "markdown")
+    assert [s.form for s in spans] == ["front-matter"]
+    new_text, kept = proven_edits(source, edits_for(
+        source, spans, [_verdict(spans[0], "https://new.example/b c.")], Options()), [])
+    assert kept and new_text == "---\nhomepage: https://new.example/b%20c%2E\n---\n# T\n"

@@ -41,11 +41,11 @@ def normalize_link(url: str) -> str:
 def markdown_targets(text: str) -> list[str]:
     """Every link target markdown-it reads: inline, reference and autolink destinations,
     reference definitions, `<a href>` in raw HTML, and bare URLs in prose (GitHub links
-    those; a link's text that shows its URL is rewritten with it) outside code and HTML.
-    Front matter is not Markdown: not read here."""
-    body_start, _, _ = _front_matter(text)
+    those; a link's text that shows its URL is rewritten with it) outside code and HTML;
+    and front matter values that are a URL by themselves."""
+    body_start, front, _ = _front_matter(text)
     env: dict[str, Any] = {}
-    found: list[str] = []
+    found: list[str] = [span.url for span in front]
     for token in _parser().parse(text[body_start:], env):
         if token.type == "html_block":
             found.extend(html_targets(token.content))
