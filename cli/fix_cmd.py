@@ -146,9 +146,9 @@ def handle(args: argparse.Namespace) -> int:
         for problem in refused:
             print(f"{problem.path}: {problem.code}: {problem.message}", file=sys.stderr)
     if not report.files:
-        why = "; ".join(f"{p.path}: {p.message}" for p in report.problems
-                        if p.code in ("nothing-selected", "outside-roots"))
-        print(f"nothing checked: no document was read ({why or 'nothing selected'})",
+        why = "; ".join(f"{p.path}: {p.code}: {p.message}" for p in report.problems[:5])
+        more = f" and {len(report.problems) - 5} more" if len(report.problems) > 5 else ""
+        print(f"nothing checked: no document was read ({why or 'nothing selected'}{more})",
               file=sys.stderr)
         return NOTHING_CHECKED
     return 1 if report.dead_left or refused else 0

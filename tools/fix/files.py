@@ -29,7 +29,7 @@ BINARY_SNIFF = 8192
 class FileProblem(BaseModel):
     """A file left alone, and why (code: binary, too-large, undecodable, symlink-loop,
     outside-roots, unreadable, changed-on-disk, moved-on-disk, nothing-selected,
-    rewrite-refused, unknown-date)."""
+    rewrite-refused, unknown-date, unparsable)."""
 
     path: str
     code: str

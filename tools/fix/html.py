@@ -18,7 +18,7 @@ import html.parser
 import re
 from html.parser import HTMLParser
 
-from pagetrail.tools.fix.spans import Lines, LinkSpan
+from pagetrail.tools.fix.spans import Lines, LinkSpan, Unparsable
 
 # html.parser's own tokens for a start tag's name and each attribute (what it reports in
 # handle_starttag); read from the module so the two readings cannot drift apart.
@@ -44,14 +44,13 @@ class _Anchors(HTMLParser):
 
 
 def _feed(parser: HTMLParser, text: str) -> None:
-    """Parse `text`; html.parser gives up on some markup (`<![foo[`: an AssertionError from
-    _markupbase): the tags read before that point stand, nothing after it is a link (a
-    rewrite there cannot be proven, so it is refused)."""
+    """Parse `text`; Unparsable where html.parser gives up (`<![foo[`: an AssertionError
+    from _markupbase)."""
     try:
         parser.feed(text)
         parser.close()
-    except AssertionError:
-        return
+    except AssertionError as exc:
+        raise Unparsable(f"html.parser gave up: {exc}") from None
 
 
 def attributes(raw: str) -> list[Attribute] | None:

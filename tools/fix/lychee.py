@@ -27,6 +27,8 @@ def read_lychee(path: str | Path) -> dict[str, list[str]]:
         raise LycheeReportError(f"cannot read the lychee report {path}: {exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise LycheeReportError(f"{path} is not JSON (lychee --format json): {exc}") from None
+    except RecursionError:
+        raise LycheeReportError(f"{path}: nested too deep to be a lychee report") from None
     if not isinstance(data, dict):
         raise LycheeReportError(f"{path}: a lychee report is a JSON object")
     if "error_map" not in data:

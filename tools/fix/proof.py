@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from urllib.parse import quote, unquote
 
 from pagetrail.tools.fix.rewrite import Edit, apply_edits
+from pagetrail.tools.fix.spans import Unparsable
 
 # A URL character kept as is in the canonical form (the rest is percent-encoded): the two
 # spellings of the same address (`)` and `%29`, `é` and `%C3%A9`) compare equal.
@@ -99,7 +100,10 @@ def _holds(before: Counter[str], text: str, fmt: str, edits: Sequence[Edit]) -> 
             expected[norm(edit.target)] += 1
     if any(count < 0 for count in expected.values()):
         return False  # the old address was not a link to begin with
-    after = Counter(norm(t) for t in link_targets(apply_edits(text, edits), fmt))
+    try:
+        after = Counter(norm(t) for t in link_targets(apply_edits(text, edits), fmt))
+    except Unparsable:
+        return False  # the new text is one the parser gives up on: refused
     return +expected == after
 
 

@@ -16,7 +16,7 @@ import docutils.nodes as nodes
 import docutils.utils
 
 from pagetrail.tools.fix.proof import probe
-from pagetrail.tools.fix.spans import Lines, LinkSpan
+from pagetrail.tools.fix.spans import Lines, LinkSpan, Unparsable
 from pagetrail.tools.fix.urls import scan_urls
 
 _SETTINGS = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False,
@@ -29,10 +29,12 @@ def rst_targets(text: str) -> list[str]:
     target inside the reference that names it, `text <uri>`_, counts once)."""
     try:
         tree = docutils.core.publish_doctree(text, settings_overrides=_SETTINGS)
-    except (docutils.utils.SystemMessage, ValueError, IndexError, AttributeError):
+    except (docutils.utils.SystemMessage, ValueError, IndexError, AttributeError,
+            RecursionError) as exc:
         # halt_level 5 stops nothing; docutils still raises on some malformed input (a
-        # table it cannot lay out): the document has no link docutils can vouch for.
-        return []
+        # table it cannot lay out, thousands of nested blocks): the document has no link
+        # docutils can vouch for.
+        raise Unparsable(f"docutils gave up: {type(exc).__name__}") from None
     uris: list[str] = []
     for node in tree.findall(lambda n: isinstance(n, nodes.reference | nodes.target)):
         uri = node.get("refuri")

@@ -25,7 +25,7 @@ from pagetrail.tools.fix.files import FileProblem, SourceFile, gather, read_sour
 from pagetrail.tools.fix.html import attribute_value
 from pagetrail.tools.fix.proof import VERSION, prove
 from pagetrail.tools.fix.rewrite import Edit, unified_diff, write_back
-from pagetrail.tools.fix.spans import LinkSpan
+from pagetrail.tools.fix.spans import LinkSpan, Unparsable
 from pagetrail.tools.fix.urls import is_archive_url
 from pagetrail.tools.models import Memento, Recovery
 from pagetrail.tools.settings import Settings, get_settings
@@ -306,7 +306,12 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
         if isinstance(source, FileProblem):
             report.problems.append(source)
             continue
-        spans = extract_links(source.text, fmt)
+        try:
+            spans = extract_links(source.text, fmt)
+        except Unparsable as exc:
+            report.problems.append(FileProblem(path=str(path), code="unparsable",
+                                               message=f"{exc}: no link read, none rewritten"))
+            continue
         dates = line_dates(path) if spans else None
         undated = sorted({span.line for span in spans} & dates.unknown) if dates else []
         if undated:

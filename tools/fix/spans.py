@@ -10,6 +10,12 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _SPACE = re.compile(r"\s+")
 
 
+class Unparsable(ValueError):
+    """The format's parser gave up on this document (docutils on thousands of nested
+    blocks, html.parser on `<![foo[`): no link in it can be vouched for, so none is
+    rewritten, and the file is named rather than passed as checked."""
+
+
 @dataclass(frozen=True)
 class LinkSpan:
     """One link: text[start:end] is exactly the URL as written (what a fix replaces).

@@ -18,13 +18,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from pagetrail.tools.content.similarity import cosine_text
-from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.errors import InvalidArgument, PagetrailError
 from pagetrail.tools.fix.escape import escaped
 from pagetrail.tools.fix.extract import extract_links
 from pagetrail.tools.fix.proof import prove
 from pagetrail.tools.fix.rewrite import Edit
 from pagetrail.tools.fix.run import REFUSED, dead_targets, verdict_of
-from pagetrail.tools.fix.spans import LinkSpan
+from pagetrail.tools.fix.spans import LinkSpan, Unparsable
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.settings import Settings, get_settings
 
@@ -142,7 +142,10 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
     settings = settings or get_settings()
     store = store if store is not None else configured_store(settings.database_url)
     at = at or datetime.now(UTC)
-    spans = extract_links(text, fmt)
+    try:
+        spans = extract_links(text, fmt)
+    except Unparsable as exc:
+        raise InvalidArgument(f"the text cannot be read as {fmt}: {exc}") from None
     extra = spans[MAX_TEXT_OCCURRENCES:]
     spans = spans[:MAX_TEXT_OCCURRENCES]
     distinct = list(dict.fromkeys(span.url for span in spans))[:MAX_TEXT_LINKS]
