@@ -624,3 +624,18 @@ def test_5_front_matter_urls_are_rewritten_and_proven(tmp_path):
     new_text, kept = proven_edits(source, edits_for(
         source, spans, [_verdict(spans[0], "https://new.example/b c.")], Options()), [])
     assert kept and new_text == "---\nhomepage: https://new.example/b%20c%2E\n---\n# T\n"
+
+
+def test_5_each_kept_rewrite_is_read_as_a_link_where_it_was_written():
+    from pagetrail.tools.fix.proof import _in_place
+
+    u, new = "https://dead.example/a", "https://new.example/b"
+    text = RST.format(u=u)
+    wrong, right = text.index(u), text.index(f"<{u}>") + 1
+    edits = [Edit(wrong, wrong + len(u), new, old=u, target=new),
+             Edit(right, right + len(u), new, old=u, target=new)]
+    # The interpreted text is not a link where it was written; the embedded URI is.
+    assert _in_place(text, "rst", edits) == [edits[0]]
+    new_text, kept, refused = prove(text, "rst", edits)
+    assert kept == [edits[1]] and refused == [edits[0]]  # the link kept, the text refused
+    assert new_text == text.replace(f"<{u}>", f"<{new}>")

@@ -107,11 +107,34 @@ def _holds(before: Counter[str], text: str, fmt: str, edits: Sequence[Edit]) -> 
     return +expected == after
 
 
+def _in_place(text: str, fmt: str, edits: Sequence[Edit]) -> list[Edit]:
+    """The URL-replacing edits whose new text, in the rewritten document, is not read as a
+    link where it was written (probe at each new URL's own place): the same link, not just
+    the same set of targets."""
+    placed: list[tuple[Edit, int, int]] = []
+    shift = 0
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        start = edit.start + shift
+        shift += len(edit.new) - (edit.end - edit.start)
+        if edit.old is not None and "://" in edit.new:
+            placed.append((edit, start, start + len(edit.new)))
+    if not placed:
+        return []
+    new_text = apply_edits(text, edits)
+    try:
+        read = probe(new_text, [(a, b, new_text[a:b]) for _, a, b in placed],
+                     lambda t: link_targets(t, fmt))
+    except Unparsable:
+        return [edit for edit, _, _ in placed]
+    return [edit for (edit, _, _), ok in zip(placed, read, strict=True) if not ok]
+
+
 def prove(text: str, fmt: str, edits: Sequence[Edit]) -> tuple[str, list[Edit], list[Edit]]:
-    """(new text, edits kept, edits refused): every kept edit re-parses as its link with the
-    new target. Edits that fail together are split in halves until the failing ones are
-    found (a few parses, not one per edit); if the passing ones still fail together, all
-    are refused."""
+    """(new text, edits kept, edits refused): the parser reads the rewritten document's
+    link targets as the old ones with exactly the kept edits' targets changed, and reads
+    each kept edit's new URL as a link where it was written. Edits that fail together are
+    split in halves until the failing ones are found (a few parses, not one per edit); if
+    the passing ones still fail together, all are refused."""
     if not edits:
         return text, [], []
     norm = _normal(fmt)
@@ -127,7 +150,16 @@ def prove(text: str, fmt: str, edits: Sequence[Edit]) -> tuple[str, list[Edit], 
 
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
     kept = passing(ordered)
-    if len(kept) < len(ordered) and kept and not _holds(before, text, fmt, kept):
-        kept = []
-    refused = [edit for edit in ordered if edit not in kept]
+    while kept:
+        if len(kept) < len(ordered) and not _holds(before, text, fmt, kept):
+            kept = []
+            break
+        misplaced = _in_place(text, fmt, kept)
+        if not misplaced:
+            break
+        kept = [edit for edit in kept if edit not in misplaced]
+        ordered = [edit for edit in ordered if edit not in misplaced]
+        kept = passing(kept) if kept else []
+    refused = [edit for edit in sorted(edits, key=lambda e: (e.start, e.end))
+               if edit not in kept]
     return apply_edits(text, kept), kept, refused
