@@ -639,3 +639,30 @@ def test_5_each_kept_rewrite_is_read_as_a_link_where_it_was_written():
     new_text, kept, refused = prove(text, "rst", edits)
     assert kept == [edits[1]] and refused == [edits[0]]  # the link kept, the text refused
     assert new_text == text.replace(f"<{u}>", f"<{new}>")
+
+
+def test_4_rst_named_and_anonymous_references_point_at_their_targets():
+    u, v = "https://dead.example/a", "https://dead.example/b"
+    text = (f"See docs_ and docs_ again, `anon`__ and {u} .\n\n.. _docs: {u}\n\n"
+            f"__ {v}\n\n``{u}``\n")
+    links = extract_links(text, "rst")
+    assert [(s.url, s.form, s.line) for s in links] == [
+        (u, "bare", 1), (u, "target", 3), (v, "target", 5)]
+    edits = [Edit(s.start, s.end, "https://new.example/c", old=s.url,
+                  target="https://new.example/c") for s in links]
+    new_text, kept, refused = prove(text, "rst", edits)
+    assert len(kept) == 3 and not refused
+    assert new_text.count("https://new.example/c") == 3 and f"``{u}``" in new_text
+
+
+def test_4_markdown_reference_uses_are_their_definition():
+    u = "https://dead.example/a"
+    text = f'See [notes][n], [n] and [t](https://x.example/ "{u}").\n\n[n]: {u}\n'
+    links = extract_links(text, "markdown")
+    assert [(s.url, s.form, s.line) for s in links] == [
+        ("https://x.example/", "inline", 1), (u, "reference", 3)]
+    new_text, kept, refused = prove(text, "markdown", [Edit(
+        links[1].start, links[1].end, "https://new.example/b", old=u,
+        target="https://new.example/b")])
+    assert kept and not refused and new_text.endswith("[n]: https://new.example/b\n")
+    assert f'"{u}"' in new_text  # the title holding the same URL is not a link

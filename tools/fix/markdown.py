@@ -38,13 +38,27 @@ def normalize_link(url: str) -> str:
     return str(_parser().normalizeLink(url))
 
 
+class _Definitions(dict[str, Any]):
+    """env["references"] that answers a reference link's lookup (`[text][label]`) with a
+    marker: such a link is its definition's URL, written once, at the definition; counting
+    it again would make a definition rewritten look like several links changed. (The block
+    rule stores definitions by item; the inline rules look them up with `.get`.)"""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = super().get(key, default)
+        return {**found, "href": _USE} if isinstance(found, dict) else found
+
+
+_USE = "\0reference-use"
+
+
 def markdown_targets(text: str) -> list[str]:
     """Every link target markdown-it reads: inline, reference and autolink destinations,
     reference definitions, `<a href>` in raw HTML, and bare URLs in prose (GitHub links
     those; a link's text that shows its URL is rewritten with it) outside code and HTML;
     and front matter values that are a URL by themselves."""
     body_start, front, _ = _front_matter(text)
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = {"references": _Definitions()}
     found: list[str] = [span.url for span in front]
     for token in _parser().parse(text[body_start:], env):
         if token.type == "html_block":
@@ -54,7 +68,8 @@ def markdown_targets(text: str) -> list[str]:
         autolink = False  # an autolink's text is its URL again: one link, counted once
         for child in token.children or []:
             if child.type == "link_open":
-                found.append(str(child.attrs.get("href", "")))
+                if child.attrs.get("href") != _USE:
+                    found.append(str(child.attrs.get("href", "")))
                 autolink = child.markup == "autolink"
             elif child.type == "link_close":
                 autolink = False

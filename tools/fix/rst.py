@@ -25,8 +25,9 @@ _SETTINGS = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False
 
 
 def rst_targets(text: str) -> list[str]:
-    """Every external http(s) URI docutils reads as a reference or a hyperlink target (a
-    target inside the reference that names it, `text <uri>`_, counts once)."""
+    """Every external http(s) URI docutils reads as a reference or a hyperlink target, once
+    per place it is written: a target inside the reference that names it (`text <uri>`_)
+    counts once, and a reference by name (`name`_) is its target's, not another link."""
     try:
         tree = docutils.core.publish_doctree(text, settings_overrides=_SETTINGS)
     except (docutils.utils.SystemMessage, ValueError, IndexError, AttributeError,
@@ -42,6 +43,8 @@ def rst_targets(text: str) -> list[str]:
             continue
         if isinstance(node, nodes.target) and isinstance(node.parent, nodes.TextElement):
             continue  # `text <uri>`_: the reference already counted it
+        if isinstance(node, nodes.reference) and uri not in node.rawsource:
+            continue  # `name`_ resolved through a target: the target holds the URI
         uris.append(uri)
     return uris
 
@@ -57,7 +60,7 @@ def rst_links(text: str) -> list[LinkSpan]:
         before = text[max(0, found.start - 1):found.start]
         line_start = lines.offset(lines.line_of(found.start) - 1)
         form = "inline" if before == "<" else "target" if before in (" ", "\t") and \
-            text[line_start:found.start].lstrip().startswith(".. _") else "bare"
+            text[line_start:found.start].lstrip().startswith((".. _", "__ ")) else "bare"
         spans.append(LinkSpan(found.start, found.end, found.url, lines.line_of(found.start),
                               form, lines.context(found.start, found.end)))
     return spans
