@@ -370,12 +370,15 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
                                         verdict=kind, new_url=new_url, confidence=confidence,
                                         memento_date=memento_date, reason=reason))
         planned = edits_for(source, spans, verdicts, options)
-        if confirm is not None:
+        new_text, edits = proven_edits(source, planned, report.problems)
+        if confirm is not None and edits:
+            # Asked only about rewrites already proven; what is declined is left out, and
+            # the rest proven again together.
             for _edit, verdict in planned:
-                if not confirm(verdict):
+                if verdict.rewritten and not confirm(verdict):
                     verdict.rewritten = False
             planned = [(edit, verdict) for edit, verdict in planned if verdict.rewritten]
-        new_text, edits = proven_edits(source, planned, report.problems)
+            new_text, edits = proven_edits(source, planned, report.problems)
         summary = FileSummary(path=name, rewritten=len(edits))
         for verdict in verdicts:
             summary.counts[verdict.verdict] = summary.counts.get(verdict.verdict, 0) + 1
