@@ -666,3 +666,9 @@ def test_4_markdown_reference_uses_are_their_definition():
         target="https://new.example/b")])
     assert kept and not refused and new_text.endswith("[n]: https://new.example/b\n")
     assert f'"{u}"' in new_text  # the title holding the same URL is not a link
+
+
+def test_12_a_path_the_system_cannot_even_look_up_is_a_named_usage_error(tmp_path, capsys):
+    assert main(["fix", str(tmp_path / ("a" * 5000))]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "File name too long" in err and "Traceback" not in err

@@ -90,7 +90,12 @@ def _walk(root: Path, real_roots: Sequence[Path], problems: list[FileProblem]) -
     it leads inside the roots, decided before descending (a link to `/usr` or `/` is named,
     never read); a link back to a folder already read is named too."""
     seen: set[tuple[int, int]] = set()
-    for folder, dirs, files in os.walk(root, followlinks=True):
+
+    def unreadable(exc: OSError) -> None:  # os.walk would skip the folder without a word
+        problems.append(FileProblem(path=str(exc.filename or root), code="unreadable",
+                                    message=exc.strerror or str(exc)))
+
+    for folder, dirs, files in os.walk(root, followlinks=True, onerror=unreadable):
         here = Path(folder)
         try:
             info = here.stat()
@@ -165,8 +170,14 @@ def gather(paths: Sequence[str], *, include: Sequence[str] = (), exclude: Sequen
     roots: list[tuple[Path, Path]] = []  # (as named, resolved)
     for raw in paths:
         path = Path(raw)
-        if not path.exists() and not path.is_symlink():
-            raise InvalidArgument(f"no such file or folder: {raw}")
+        shown = raw if len(raw) <= 200 else raw[:200] + "…"
+        try:
+            present = path.exists() or path.is_symlink()
+        except (OSError, ValueError) as exc:  # a name too long, a folder not searchable
+            raise InvalidArgument(f"cannot read {shown!r}: "
+                                  f"{getattr(exc, 'strerror', None) or exc}") from None
+        if not present:
+            raise InvalidArgument(f"no such file or folder: {shown}")
         try:
             real = path.resolve(strict=True)
         except (OSError, RuntimeError) as exc:
