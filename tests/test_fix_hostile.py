@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from pagetrail.cli.main import main
 from pagetrail.tools.fix.dates import parse_porcelain
+from pagetrail.tools.fix.escape import escaped
 from pagetrail.tools.fix.extract import extract_links
 from pagetrail.tools.fix.files import FileProblem, gather, read_source
 from pagetrail.tools.fix.html import html_links
@@ -672,3 +673,15 @@ def test_12_a_path_the_system_cannot_even_look_up_is_a_named_usage_error(tmp_pat
     assert main(["fix", str(tmp_path / ("a" * 5000))]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "File name too long" in err and "Traceback" not in err
+
+
+def test_5_edits_that_pass_alone_but_break_together_are_refused():
+    # Each rewrite alone is fine; together their underscores make an emphasis that cuts
+    # both URLs (found by the fuzz test below).
+    text = "https://a.example/x\\https://a.example/x"
+    new = "https://new.example/_<"
+    edits = [Edit(s.start, s.end, escaped(new, "markdown", s.form), old=s.url, target=new)
+             for s in extract_links(text, "markdown")]
+    assert len(edits) == 2
+    new_text, kept, refused = prove(text, "markdown", edits)
+    assert new_text == text and not kept and refused == edits
