@@ -162,7 +162,7 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
                        strict=True))
     dead = await dead_targets(answers, settings, store)
     links: list[TextLink] = []
-    edits: list[Edit] = []
+    edits: dict[Edit, TextLink] = {}
     paragraphs: dict[int, tuple[str, list[str]]] = {}
     for span in spans:
         sentence = citing_sentence(text, span, paragraphs)
@@ -177,8 +177,8 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
                         new_url=new_url, memento_date=memento_date, confidence=confidence,
                         reason=reason)
         if new_url and kind in ("moved", "replacement", "archived"):
-            edits.append(Edit(span.start, span.end, escaped(new_url, fmt, span.form),
-                              old=span.url, target=new_url))
+            edits[Edit(span.start, span.end, escaped(new_url, fmt, span.form),
+                       old=span.url, target=new_url)] = link
         links.append(link)
     for span in extra:
         links.append(TextLink(url=span.url, line=span.line, sentence="", verdict="skipped",
@@ -186,11 +186,10 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
     if with_support:
         await _add_support(links, at, settings)
     # Only the edits the format's parser reads back as the same links with the new targets.
-    repaired, _kept, refused = prove(text, fmt, edits)
-    for edit in refused:
-        for link in links:
-            if link.url == edit.old and link.new_url == edit.target and REFUSED not in link.reason:
-                link.reason = (f"{link.reason}; " if link.reason else "") + REFUSED
+    repaired, _kept, refused = prove(text, fmt, list(edits))
+    for refused_edit in refused:
+        link = edits[refused_edit]
+        link.reason = (f"{link.reason}; " if link.reason else "") + REFUSED
     return TextCheck(links=links, repaired_text=repaired, changed=repaired != text)
 
 
