@@ -685,3 +685,29 @@ def test_5_edits_that_pass_alone_but_break_together_are_refused():
     assert len(edits) == 2
     new_text, kept, refused = prove(text, "markdown", edits)
     assert new_text == text and not kept and refused == edits
+
+
+def test_4_many_short_links_are_all_confirmed_by_the_parser():
+    # One parse confirms them all (a stand-in's length matters only in RST).
+    text = "".join(f"[{n}](http://a.b) and `http://a.b`\n\n" for n in range(2000))
+    links = extract_links(text, "markdown")
+    assert len(links) == 2000 and all(text[s.start - 2:s.start] == "](" for s in links)
+
+
+def test_4_rst_short_links_are_confirmed_in_bounded_rounds():
+    text = "".join(f"Link http://a.b here {n}.\n\n" for n in range(100))
+    calls = []
+    from pagetrail.tools.fix import rst
+
+    real = rst.rst_targets
+
+    def counted(source: str) -> list[str]:
+        calls.append(1)
+        return real(source)
+
+    import pagetrail.tools.fix.proof as proof
+    spans = [(m, m + 10, "http://a.b") for m in (i for i in range(len(text))
+                                                  if text.startswith("http://a.b", i))]
+    verdicts = proof.probe(text, spans, counted, keep_length=True)
+    # 36 stand-ins fit a three-character host per round: three rounds for 100 links.
+    assert all(verdicts) and len(calls) == 3

@@ -24,7 +24,8 @@ from pagetrail.tools.fix.spans import Unparsable
 # A URL character kept as is in the canonical form (the rest is percent-encoded): the two
 # spellings of the same address (`)` and `%29`, `é` and `%C3%A9`) compare equal.
 _SAFE = "!#$&'()*+,/:;=?@[]~-._%"
-VERSION = "\0version "  # a Robust Link's data-versionurl, as a target (HTML)
+VERSION = "\0version "
+PROBE_ROUNDS = 8  # a Robust Link's data-versionurl, as a target (HTML)
 
 
 def canonical(url: str) -> str:
@@ -66,28 +67,42 @@ def _base36(number: int) -> str:
     return out
 
 
-def _stand_in(url: str, number: int) -> str | None:
-    """A unique address as long as `url` (lengths matter: RST tables and title underlines),
-    host `<number>.qqq…` (a dotted host, as the URL scanner wants), or None when `url` is
-    too short to hold the number."""
+def _stand_in(url: str, number: int, keep_length: bool) -> str | None:
+    """A unique address, host `<number>.q…` (a dotted host, as the URL scanner wants). With
+    `keep_length` (RST: tables and title underlines are measured) as long as `url`, or None
+    when `url` is too short to hold the number."""
     scheme = url[:url.find("://") + 3]
-    room = len(url) - len(scheme)
     code = _base36(number) + "."
+    if not keep_length:
+        return scheme + code + "q"
+    room = len(url) - len(scheme)
     if len(code) + 1 > room:
         return None
     return scheme + code + "q" * (room - len(code))
 
 
 def probe(text: str, spans: Sequence[tuple[int, int, str]],
-          targets: Callable[[str], list[str]]) -> list[bool]:
-    """For each candidate (start, end, url) of `text`: does the parser read it as a link?"""
-    stand_ins = [_stand_in(url, number) for number, (_, _, url) in enumerate(spans)]
-    edits = [Edit(start, end, stand_in) for (start, end, _), stand_in in
-             zip(spans, stand_ins, strict=True) if stand_in is not None and text[start:end]]
-    if not edits:
-        return [False] * len(spans)
-    read = Counter(targets(apply_edits(text, edits)))
-    return [stand_in is not None and read[stand_in] >= 1 for stand_in in stand_ins]
+          targets: Callable[[str], list[str]], *, keep_length: bool = False) -> list[bool]:
+    """For each candidate (start, end, url) of `text`: does the parser read it as a link?
+    One parse for all candidates. With `keep_length`, a short URL that cannot hold its
+    number waits for another round, numbered among the ones left (at most PROBE_ROUNDS;
+    what is left then is not confirmed, so never rewritten)."""
+    verdict = [False] * len(spans)
+    pending = [i for i, (start, end, _) in enumerate(spans) if end > start]
+    for _round in range(PROBE_ROUNDS):
+        if not pending:
+            break
+        stand_ins = {i: _stand_in(spans[i][2], number, keep_length)
+                     for number, i in enumerate(pending)}
+        placed = {i: s for i, s in stand_ins.items() if s is not None}
+        if not placed:
+            break  # too short for any stand-in: not a URL the parser could vouch for
+        read = Counter(targets(apply_edits(text, [
+            Edit(spans[i][0], spans[i][1], stand_in) for i, stand_in in placed.items()])))
+        for i, stand_in in placed.items():
+            verdict[i] = read[stand_in] >= 1
+        pending = [i for i in pending if i not in placed]
+    return verdict
 
 
 def _holds(before: Counter[str], text: str, fmt: str, edits: Sequence[Edit]) -> bool:
@@ -123,7 +138,7 @@ def _in_place(text: str, fmt: str, edits: Sequence[Edit]) -> list[Edit]:
     new_text = apply_edits(text, edits)
     try:
         read = probe(new_text, [(a, b, new_text[a:b]) for _, a, b in placed],
-                     lambda t: link_targets(t, fmt))
+                     lambda t: link_targets(t, fmt), keep_length=fmt == "rst")
     except Unparsable:
         return [edit for edit, _, _ in placed]
     return [edit for (edit, _, _), ok in zip(placed, read, strict=True) if not ok]

@@ -52,7 +52,8 @@ def rst_targets(text: str) -> list[str]:
 def rst_links(text: str) -> list[LinkSpan]:
     lines = Lines(text)
     candidates = scan_urls(text)
-    verdicts = probe(text, [(f.start, f.end, f.url) for f in candidates], rst_targets)
+    verdicts = probe(text, [(f.start, f.end, f.url) for f in candidates], rst_targets,
+                     keep_length=True)
     spans = []
     for found, is_link in zip(candidates, verdicts, strict=True):
         if not is_link:
