@@ -1,9 +1,15 @@
 """`pagetrail fix PATH…`: repair dead links in documents (dry run by default), or `-` for a
-text on standard input. Exit 0 when no dead link is left, 1 when some are, 2 on usage errors.
+text on standard input.
+
+Exit 0 when no dead link is left, 1 when some are, 2 on usage errors (a bad option, a
+malformed lychee report or configuration), 3 when nothing was checked (every file selected is
+ignored by git, filtered out, unreadable or outside the paths given): a run that read nothing
+never passes.
 
 The repository's pagetrail.toml (or `[tool.pagetrail]`), found from the working directory up,
 and its ignore files set the defaults; each option given here overrides its key
-(docs/configuration.md)."""
+(docs/configuration.md).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ if TYPE_CHECKING:
     from pagetrail import FixConfig
 
 KINDS = ("moved", "replacement", "archived")
+NOTHING_CHECKED = 3  # distinct from 1 (dead links left): the Action fails on anything over 1
 FORMATS = ("text", "json", "sarif", "junit", "github")
 
 
@@ -132,6 +139,7 @@ def handle(args: argparse.Namespace) -> int:
         __version__,
         fix_paths,
         get_settings,
+        lychee_report_inputs,
         read_lychee_report,
         render_fix_report,
     )
@@ -151,7 +159,15 @@ def handle(args: argparse.Namespace) -> int:
         failing = read_lychee_report(args.from_lychee)
         only = frozenset(url for urls in failing.values() for url in urls)
         if not paths:
-            paths = [source for source in failing if Path(source).exists()]
+            # The report's inputs, confined to the working folder (an absolute path or `..`
+            # in a report never chooses what is written).
+            paths, refused_inputs = lychee_report_inputs(failing, Path.cwd())
+            for source, why in refused_inputs:
+                print(f"{args.from_lychee}: input {source!r} not read: {why}", file=sys.stderr)
+            if not paths and failing:
+                print("nothing checked: no input of the lychee report is a file here",
+                      file=sys.stderr)
+                return NOTHING_CHECKED
     if not paths:
         return fail("give at least one file or folder (or `-`, or --from-lychee)")
     options = _config(args).options()
@@ -161,8 +177,15 @@ def handle(args: argparse.Namespace) -> int:
             paths, options=options, write=args.write or args.interactive, settings=settings,
             progress=progress, confirm=_ask if args.interactive else None, only_urls=only))
     sys.stdout.write(render_fix_report(report, args.format, __version__))
-    refused = [p for p in report.problems if p.code in ("changed-on-disk", "unwritable")]
+    refused = [p for p in report.problems
+               if p.code in ("changed-on-disk", "moved-on-disk", "unwritable", "rewrite-refused")]
     if refused:
         for problem in refused:
             print(f"{problem.path}: {problem.code}: {problem.message}", file=sys.stderr)
+    if not report.files:
+        why = "; ".join(f"{p.path}: {p.code}: {p.message}" for p in report.problems[:5])
+        more = f" and {len(report.problems) - 5} more" if len(report.problems) > 5 else ""
+        print(f"nothing checked: no document was read ({why or 'nothing selected'}{more})",
+              file=sys.stderr)
+        return NOTHING_CHECKED
     return 1 if report.dead_left or refused else 0

@@ -222,12 +222,13 @@ def test_policy_kinds_confidence_and_robust_links():
                     1.0)]
 
     chosen = verdicts()
-    edited = apply_edits(html, edits_for(source, spans, chosen, Options(min_confidence=0.5)))
+    edited = apply_edits(html, [e for e, _ in edits_for(source, spans, chosen,
+                                                         Options(min_confidence=0.5))])
     assert 'href="https://a.example/new?x=1&amp;y=2"' in edited
     assert 'href="https://b.example/"' in edited  # below the confidence asked for
     assert [v.rewritten for v in chosen] == [True, False, True]
-    robust = apply_edits(html, edits_for(source, spans, verdicts(),
-                                         Options(kinds=("archived",), archived_as="robust")))
+    robust = apply_edits(html, [e for e, _ in edits_for(
+        source, spans, verdicts(), Options(kinds=("archived",), archived_as="robust"))])
     assert ('<a href="https://c.example/" data-versionurl="https://web.archive.org/web/2019/'
             'https://c.example/" data-versiondate="2019-06-01">c</a>') in robust
     assert 'href="https://a.example/"' in robust  # moved is not among the kinds asked for
@@ -235,7 +236,8 @@ def test_policy_kinds_confidence_and_robust_links():
 
 @pytest.mark.testbed
 def test_from_lychee_recovers_only_the_reported_failures(tmp_path, tiny_world, testbed_env,
-                                                         capsys):
+                                                         capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # lychee ran here: the report's inputs are confined to it
     page = tmp_path / "a.md"
     page.write_text(f"[a]({tiny_world.live_redirect}) and [b]({tiny_world.nxdomain_url})\n")
     # The real report's shape (tests/fixtures/lychee/json_formatter_stats.json), this file's

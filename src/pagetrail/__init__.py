@@ -90,6 +90,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.fix.config import FixConfig, load_fix_config
     from pagetrail.tools.fix.lychee import LycheeReportError
     from pagetrail.tools.fix.lychee import read_lychee as read_lychee_report
+    from pagetrail.tools.fix.lychee import report_inputs as lychee_report_inputs
     from pagetrail.tools.fix.report import render as render_fix_report
     from pagetrail.tools.fix.run import FixReport, LinkVerdict, fix_paths
     from pagetrail.tools.fix.run import Options as FixOptions
@@ -332,6 +333,7 @@ _EXPORTS: dict[str, str] = {
     "LinkVerdict": "pagetrail.tools.fix.run",
     "render_fix_report": "pagetrail.tools.fix.report:render",
     "read_lychee_report": "pagetrail.tools.fix.lychee:read_lychee",
+    "lychee_report_inputs": "pagetrail.tools.fix.lychee:report_inputs",
     "LycheeReportError": "pagetrail.tools.fix.lychee",
     "check_links_in_text": "pagetrail.tools.fix.text",
     "TextCheck": "pagetrail.tools.fix.text",
@@ -453,6 +455,7 @@ __all__ = [
     "list_captures",
     "list_watches",
     "load_fix_config",
+    "lychee_report_inputs",
     "mask_url",
     "migrate_store",
     "moves_for_site",

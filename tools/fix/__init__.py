@@ -3,11 +3,13 @@ text) and the text an assistant writes.
 
 Owns finding links in files with their exact spans (one extractor per format: markdown, rst,
 html, asciidoc, and the URL scanner in urls), when each was written (dates: git blame), which
-files a fix reads and how they are read safely (files), the edits, diff and atomic write
-(rewrite), the whole run (`fix_paths`), the text check (`check_links_in_text`), lychee's
-reports (lychee) and the report formats (report: text, JSON, SARIF, JUnit, GitHub); a
-repository's configuration of it (config: pagetrail.toml, ignore files, flags over both) and
-the inline comments that accept one link (markers).
+files a fix reads and how they are read safely, confined to the named paths (files), the new
+address escaped per format (escape), the parser's word on which occurrences are links and on
+each rewrite before it is written (proof), the edits, diff and atomic write (rewrite), the
+whole run (`fix_paths`), the text check (`check_links_in_text`), lychee's reports (lychee) and
+the report formats (report: text, JSON, SARIF, JUnit, GitHub); a repository's configuration of
+it (config: pagetrail.toml, ignore files, flags over both) and the inline comments that accept
+one link (markers).
 Sits above the facade (tools.api): it recovers through the recovery and check jobs
 (tools.workers) and the public primitives, never the pipeline's internals.
 """

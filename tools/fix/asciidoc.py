@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from pagetrail.tools.fix.spans import Lines, LinkSpan
+from pagetrail.tools.fix.spans import Lines, LinkSpan, Ranges
 from pagetrail.tools.fix.urls import scan_urls
 
 _DELIMITER = re.compile(r"^(-{4,}|\.{4,}|\+{4,}|/{4,}|`{3,}.*)\s*$")
@@ -35,10 +35,10 @@ def asciidoc_links(text: str) -> list[LinkSpan]:
             continue
         if line.lstrip().startswith("//"):
             continue
-        literals = [(start + a, start + b) for a, b in
-                    (m.span() for m in _LITERAL.finditer(line))]
+        literals = Ranges([(start + a, start + b) for a, b in
+                           (m.span() for m in _LITERAL.finditer(line))])
         for found in scan_urls(text, start, start + len(line), stop="["):
-            if any(a <= found.start < b for a, b in literals):
+            if found.start in literals:
                 continue
             form = "inline" if text[found.start - 5:found.start] == "link:" else "bare"
             spans.append(LinkSpan(found.start, found.end, found.url, number + 1, form,

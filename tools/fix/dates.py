@@ -23,6 +23,7 @@ class LineDates:
     by_line: dict[int, datetime]
     fallback: datetime
     source: str  # "git", "mtime" or "now"
+    unknown: frozenset[int] = frozenset()  # lines whose commit has a date out of range
 
     def at(self, line: int) -> tuple[datetime, str]:
         found = self.by_line.get(line)
@@ -30,10 +31,20 @@ class LineDates:
             self.fallback, "mtime" if self.source != "now" else "now")
 
 
-def parse_porcelain(output: str) -> dict[int, datetime]:
+def author_time(value: str) -> datetime | None:
+    """A porcelain `author-time` (seconds since the epoch) as a date, or None when it is not
+    one a date can hold: git accepts `@99999999999999`, a commit anyone can push."""
+    try:
+        return datetime.fromtimestamp(int(value), UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def parse_porcelain(output: str, unknown: set[int] | None = None) -> dict[int, datetime]:
     """1-based final line → author date, from `git blame --porcelain` output (uncommitted
-    lines are left out: they have no author date yet)."""
-    dates: dict[str, datetime] = {}
+    lines are left out: they have no author date yet; so are lines whose commit carries a
+    date out of range, whose numbers go to `unknown` when given)."""
+    dates: dict[str, datetime | None] = {}
     result: dict[int, datetime] = {}
     current: tuple[str, int] | None = None
     pending: list[int] = []
@@ -41,23 +52,34 @@ def parse_porcelain(output: str) -> dict[int, datetime]:
         if line.startswith("\t"):
             continue
         head = line.split(" ")
-        if len(head) >= 3 and len(head[0]) == 40 and all(c in "0123456789abcdef" for c in head[0]):
+        if len(head) >= 3 and len(head[0]) == 40 and all(c in "0123456789abcdef" for c in head[0]) \
+                and head[2].isdigit():
             current = (head[0], int(head[2]))
             if head[0] in dates:
-                result[current[1]] = dates[head[0]]
+                _put(result, unknown, current[1], dates[head[0]])
             elif head[0] != _UNCOMMITTED:
                 pending.append(current[1])
             continue
-        if head[0] == "author-time" and current is not None and current[0] != _UNCOMMITTED:
-            dates[current[0]] = datetime.fromtimestamp(int(head[1]), UTC)
+        if head[0] == "author-time" and len(head) > 1 and current is not None \
+                and current[0] != _UNCOMMITTED:
+            dates[current[0]] = author_time(head[1])
             for number in pending:
-                result[number] = dates[current[0]]
+                _put(result, unknown, number, dates[current[0]])
             pending = []
     return result
 
 
-def blame_dates(path: Path) -> dict[int, datetime]:
-    """Line dates from git, or {} when the file is not in a git work tree or not committed."""
+def _put(result: dict[int, datetime], unknown: set[int] | None, line: int,
+         when: datetime | None) -> None:
+    if when is not None:
+        result[line] = when
+    elif unknown is not None:
+        unknown.add(line)
+
+
+def blame_dates(path: Path, unknown: set[int] | None = None) -> dict[int, datetime]:
+    """Line dates from git, or {} when the file is not in a git work tree or not committed
+    (lines whose commit date is out of range go to `unknown`)."""
     git = shutil.which("git")
     if git is None:
         return {}
@@ -72,16 +94,17 @@ def blame_dates(path: Path) -> dict[int, datetime]:
         return {}
     if done.returncode != 0:
         return {}  # not a repository, or an untracked file: the mtime speaks instead
-    return parse_porcelain(done.stdout)
+    return parse_porcelain(done.stdout, unknown)
 
 
 def line_dates(path: Path | None, *, now: datetime | None = None) -> LineDates:
     now = now or datetime.now(UTC)
     if path is None:
         return LineDates({}, now, "now")
-    by_line = blame_dates(path)
+    unknown: set[int] = set()
+    by_line = blame_dates(path, unknown)
     try:
         mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    except OSError:
-        return LineDates(by_line, now, "now")
-    return LineDates(by_line, mtime, "mtime")
+    except (OSError, ValueError, OverflowError):
+        return LineDates(by_line, now, "now", frozenset(unknown))
+    return LineDates(by_line, mtime, "mtime", frozenset(unknown))

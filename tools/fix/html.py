@@ -5,57 +5,108 @@ must replace exactly the attribute's bytes, so this uses the standard library's 
 HTML parser (`html.parser`), which reports where each start tag begins and its raw text.
 Comments, `<script>` and `<style>` bodies are never tags, so their URLs are left alone.
 Only `<a href>` is a link to repair (not `<link>`/`<img>`: assets, not citations).
+
+The href is found by tokenizing the start tag's attributes with the parser's own attribute
+pattern, and kept only when that reading equals the attributes the parser reported: `href=`
+written inside another attribute's value (`title="old: href=…"`) is text, never the link.
 """
 
 from __future__ import annotations
 
 import html
+import html.parser
 import re
 from html.parser import HTMLParser
 
-from pagetrail.tools.fix.spans import Lines, LinkSpan
+from pagetrail.tools.fix.spans import Lines, LinkSpan, Unparsable
 
-_HREF = re.compile(r"""(?:^|\s)href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I)
-_VERSIONED = re.compile(r"""(?:^|\s)data-versionurl\s*=""", re.I)
+# html.parser's own tokens for a start tag's name and each attribute (what it reports in
+# handle_starttag); read from the module so the two readings cannot drift apart.
+_TAG: re.Pattern[str] | None = getattr(html.parser, "tagfind_tolerant", None)
+_ATTR: re.Pattern[str] | None = getattr(html.parser, "attrfind_tolerant", None)
+
+Attribute = tuple[str, str | None, int, int]  # name, value, value's span in the raw tag
 
 
 class _Anchors(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[int, int, str]] = []  # (line, column, raw start tag)
+        # (line, column, raw start tag, attributes as the parser read them)
+        self.tags: list[tuple[int, int, str, list[tuple[str, str | None]]]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
             raw = self.get_starttag_text() or ""
             line, column = self.getpos()
-            self.tags.append((line, column, raw))
+            self.tags.append((line, column, raw, attrs))
 
     handle_startendtag = handle_starttag
+
+
+def _feed(parser: HTMLParser, text: str) -> None:
+    """Parse `text`; Unparsable where html.parser gives up (`<![foo[`: an AssertionError
+    from _markupbase)."""
+    try:
+        parser.feed(text)
+        parser.close()
+    except AssertionError as exc:
+        raise Unparsable(f"html.parser gave up: {exc}") from None
+
+
+def attributes(raw: str) -> list[Attribute] | None:
+    """A start tag's attributes as html.parser tokenizes them, each with its raw value
+    (entities not decoded) and that value's span (quotes excluded) in `raw`; None when the
+    tag cannot be read that way."""
+    if _TAG is None or _ATTR is None or not raw.startswith("<"):
+        return None
+    tag = _TAG.match(raw, 1)
+    if tag is None:
+        return None
+    found: list[Attribute] = []
+    k = tag.end()
+    while k < len(raw):
+        match = _ATTR.match(raw, k)
+        if not match or match.end() == k:
+            break
+        name, rest, value = match.group(1, 2, 3)
+        a, b = match.span(3)
+        if not rest:
+            found.append((name.lower(), None, b, b))
+        else:
+            if value[:1] in ("'", '"') and value[:1] == value[-1:] and len(value) > 1:
+                a, b = a + 1, b - 1
+            found.append((name.lower(), raw[a:b], a, b))  # raw: entities not decoded
+        k = match.end()
+    return found
 
 
 def html_links(text: str, start: int = 0, end: int | None = None,
                lines: Lines | None = None) -> list[LinkSpan]:
     end = len(text) if end is None else end
     lines = lines or Lines(text)
-    chunk = text[start:end]
-    chunk_lines = Lines(chunk)
+    whole = start == 0 and end == len(text)
+    chunk = text if whole else text[start:end]
+    chunk_lines = lines if whole else Lines(chunk)
     parser = _Anchors()
-    parser.feed(chunk)
-    parser.close()
+    _feed(parser, chunk)
     spans: list[LinkSpan] = []
-    for line, column, raw in parser.tags:
+    for line, column, raw, parsed in parser.tags:
         tag_start = start + chunk_lines.offset(line - 1) + column
         if text[tag_start:tag_start + len(raw)] != raw:
             continue  # the parser's position and the text disagree: leave the tag alone
-        match = _HREF.search(raw)
-        if not match:
-            continue
-        group = next(g for g in (1, 2, 3) if match.group(g) is not None)
-        value = match.group(group)
-        url = html.unescape(value).strip()
+        read = attributes(raw)
+        if read is None or [n for n, *_ in read] != [n for n, _ in parsed]:
+            continue  # this reading is not the parser's: leave the tag alone
+        index = next((i for i, attr in enumerate(read) if attr[0] == "href"), None)
+        if index is None or read[index][1] is None:
+            continue  # the first href counts (as in browsers)
+        _, value, a, b = read[index]
+        url = html.unescape(value) if "&" in value else value
+        if url != parsed[index][1]:
+            continue  # the value the parser read is not this one: leave the tag alone
+        url = url.strip()
         if not url.lower().startswith(("http://", "https://")):
             continue
-        a, b = match.span(group)
         # Surrounding whitespace inside the quotes stays: only the URL's characters change.
         lead = len(value) - len(value.lstrip())
         trail = len(value) - len(value.rstrip())
@@ -64,8 +115,36 @@ def html_links(text: str, start: int = 0, end: int | None = None,
         tag_end = tag_start + len(closing) - (2 if closing.endswith("/>") else 1)
         spans.append(LinkSpan(span_start, span_end, url, lines.line_of(span_start), "href",
                               lines.context(span_start, span_end), tag_end=tag_end,
-                              versioned=bool(_VERSIONED.search(raw))))
+                              versioned=any(n == "data-versionurl" for n, *_ in read)))
     return spans
+
+
+class _Targets(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag != "a":
+            return
+        values = dict(reversed(attrs))  # the first of a repeated attribute counts
+        href = (values.get("href") or "").strip()
+        if href.lower().startswith(("http://", "https://")):
+            self.found.append(href)
+        version = values.get("data-versionurl")
+        if version:
+            from pagetrail.tools.fix.proof import VERSION
+            self.found.append(VERSION + version.strip())
+
+    handle_startendtag = handle_starttag
+
+
+def html_targets(text: str) -> list[str]:
+    """The http(s) targets of the `<a>` tags html.parser reads (and each Robust Link's
+    data-versionurl, marked with proof.VERSION): what a rewrite is proven against."""
+    parser = _Targets()
+    _feed(parser, text)
+    return parser.found
 
 
 def attribute_value(url: str) -> str:

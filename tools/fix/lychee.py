@@ -27,6 +27,8 @@ def read_lychee(path: str | Path) -> dict[str, list[str]]:
         raise LycheeReportError(f"cannot read the lychee report {path}: {exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise LycheeReportError(f"{path} is not JSON (lychee --format json): {exc}") from None
+    except RecursionError:
+        raise LycheeReportError(f"{path}: nested too deep to be a lychee report") from None
     if not isinstance(data, dict):
         raise LycheeReportError(f"{path}: a lychee report is a JSON object")
     if "error_map" not in data:
@@ -34,10 +36,52 @@ def read_lychee(path: str | Path) -> dict[str, list[str]]:
         raise LycheeReportError(
             f"{path}: a lychee report of another version ({seen}; this reads the `error_map` "
             f"that current lychee writes)")
+    error_map = data["error_map"]
+    if error_map is None:
+        return {}
+    if not isinstance(error_map, dict):
+        raise LycheeReportError(f"{path}: error_map is a {type(error_map).__name__}, not an "
+                                "object of inputs to their failing links")
     failing: dict[str, list[str]] = {}
-    for source, entries in (data["error_map"] or {}).items():
+    for source, entries in error_map.items():
         if not isinstance(entries, list):
             raise LycheeReportError(f"{path}: error_map[{source!r}] is not a list")
-        urls = [e["url"] for e in entries if isinstance(e, dict) and isinstance(e.get("url"), str)]
+        urls = []
+        for number, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
+                raise LycheeReportError(f"{path}: error_map[{source!r}][{number}] is not a "
+                                        "failing link (an object with a `url` string)")
+            urls.append(entry["url"])
         failing[str(source)] = urls
     return failing
+
+
+def report_inputs(failing: dict[str, list[str]], base: str | Path = ".",
+                  ) -> tuple[list[str], list[tuple[str, str]]]:
+    """The report's inputs that are files inside `base` (symbolic links and `..` resolved),
+    and each other input with why it is not read: a report is input like any other, and an
+    absolute path or one climbing out of the tree must not choose what a fix writes."""
+    root = Path(base).resolve()
+    inside: list[str] = []
+    refused: list[tuple[str, str]] = []
+    for source in failing:
+        if "://" in source:
+            refused.append((source, "a URL, not a file"))
+            continue
+        if not source or "\0" in source:
+            refused.append((source, "not a file path"))
+            continue
+        candidate = Path(source) if Path(source).is_absolute() else root / source
+        try:
+            real = candidate.resolve(strict=True)
+        except (OSError, RuntimeError):
+            refused.append((source, "no such file"))
+            continue
+        if real != root and root not in real.parents:
+            refused.append((source, f"outside {root}"))
+            continue
+        if not real.is_file():
+            refused.append((source, "not a file"))
+            continue
+        inside.append(str(real.relative_to(root)))
+    return inside, refused

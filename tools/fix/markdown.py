@@ -10,13 +10,15 @@ a URL by themselves.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
 from markdown_it import MarkdownIt
 
-from pagetrail.tools.fix.html import html_links
-from pagetrail.tools.fix.spans import Lines, LinkSpan
+from pagetrail.tools.fix.html import html_links, html_targets
+from pagetrail.tools.fix.proof import probe
+from pagetrail.tools.fix.spans import Lines, LinkSpan, Ranges
 from pagetrail.tools.fix.urls import scan_urls
 
 _FRONT_OPEN = re.compile(r"---[ \t]*(\r\n|\r|\n)")
@@ -24,10 +26,59 @@ _FRONT_CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*$", re.M)
 _FRONT_VALUE = re.compile(r"^[ \t]*(?:-[ \t]+)?[\w.-]+[ \t]*:[ \t]*[\"']?(https?://[^\s\"']+)[\"']?[ \t]*$",
                           re.M)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+_TICKS = re.compile(r"`+")
 
 
 def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table")
+
+
+def normalize_link(url: str) -> str:
+    """A destination as markdown-it reports it (percent-encoded, host in punycode)."""
+    return str(_parser().normalizeLink(url))
+
+
+class _Definitions(dict[str, Any]):
+    """env["references"] that answers a reference link's lookup (`[text][label]`) with a
+    marker: such a link is its definition's URL, written once, at the definition; counting
+    it again would make a definition rewritten look like several links changed. (The block
+    rule stores definitions by item; the inline rules look them up with `.get`.)"""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = super().get(key, default)
+        return {**found, "href": _USE} if isinstance(found, dict) else found
+
+
+_USE = "\0reference-use"
+
+
+def markdown_targets(text: str) -> list[str]:
+    """Every link target markdown-it reads: inline, reference and autolink destinations,
+    reference definitions, `<a href>` in raw HTML, and bare URLs in prose (GitHub links
+    those; a link's text that shows its URL is rewritten with it) outside code and HTML;
+    and front matter values that are a URL by themselves."""
+    body_start, front, _ = _front_matter(text)
+    env: dict[str, Any] = {"references": _Definitions()}
+    found: list[str] = [span.url for span in front]
+    for token in _parser().parse(text[body_start:], env):
+        if token.type == "html_block":
+            found.extend(html_targets(token.content))
+        if token.type != "inline":
+            continue
+        autolink = False  # an autolink's text is its URL again: one link, counted once
+        for child in token.children or []:
+            if child.type == "link_open":
+                if child.attrs.get("href") != _USE:
+                    found.append(str(child.attrs.get("href", "")))
+                autolink = child.markup == "autolink"
+            elif child.type == "link_close":
+                autolink = False
+            elif child.type == "html_inline":
+                found.extend(html_targets(child.content))
+            elif child.type == "text" and not autolink:
+                found.extend(f.url for f in scan_urls(child.content))
+    found.extend(str(reference["href"]) for reference in env.get("references", {}).values())
+    return found
 
 
 def _front_matter(text: str) -> tuple[int, list[LinkSpan], Lines]:
@@ -49,43 +100,33 @@ def _front_matter(text: str) -> tuple[int, list[LinkSpan], Lines]:
 
 def _code_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """CommonMark code spans in text[start:end]: a run of n backticks to the next run of
-    exactly n; plus HTML comments (neither holds a link)."""
+    exactly n; plus HTML comments (neither holds a link). Each closing run is looked up
+    (bisect over the runs of its length), so a line of many backticks stays linear."""
     spans = [m.span() for m in _COMMENT.finditer(text, start, end)]
-    i = start
-    while i < end:
-        if text[i] == "\\":
-            i += 2
+    runs = [m.span() for m in _TICKS.finditer(text, start, end)]
+    by_length: dict[int, list[int]] = {}
+    for a, b in runs:
+        by_length.setdefault(b - a, []).append(a)
+    cursor = start
+    for a, b in runs:
+        if a < cursor:
             continue
-        if text[i] != "`":
-            i += 1
-            continue
-        j = i
-        while j < end and text[j] == "`":
-            j += 1
-        run = j - i
-        k = j
-        closed = -1
-        while k < end:
-            if text[k] == "`":
-                m = k
-                while m < end and text[m] == "`":
-                    m += 1
-                if m - k == run:
-                    closed = m
-                    break
-                k = m
-            else:
-                k += 1
-        if closed == -1:
-            i = j  # an unmatched run is literal backticks
-            continue
-        spans.append((i, closed))
-        i = closed
+        backslashes = 0
+        while a - backslashes - 1 >= cursor and text[a - backslashes - 1] == "\\":
+            backslashes += 1
+        if backslashes % 2:
+            a += 1  # an escaped backtick opens nothing; the rest of the run may
+            if a == b:
+                continue
+        length = b - a
+        starts = by_length.get(length, [])
+        index = bisect.bisect_left(starts, b)
+        if index == len(starts):
+            continue  # an unmatched run is literal backticks
+        closed = starts[index] + length
+        spans.append((a, closed))
+        cursor = closed
     return spans
-
-
-def _inside(offset: int, ranges: list[tuple[int, int]]) -> bool:
-    return any(a <= offset < b for a, b in ranges)
 
 
 def markdown_links(text: str) -> list[LinkSpan]:
@@ -117,20 +158,27 @@ def markdown_links(text: str) -> list[LinkSpan]:
         if reference.get("map"):
             prose.setdefault(region(reference["map"]), set()).add(str(reference["href"]))
     for (start, end), hrefs in sorted(prose.items()):
-        code = _code_spans(text, start, end)
+        code = Ranges(_code_spans(text, start, end))
         for found in scan_urls(text, start, end):
-            if _inside(found.start, code):
+            if found.start in code:
                 continue
             before = text[max(start, found.start - 2):found.start]
             form = ("autolink" if before.endswith("<") else
                     "inline" if before.endswith("](") else
                     "reference" if before.rstrip().endswith(":") else
                     "bare")
-            if parser.normalizeLink(found.url) not in hrefs:
+            if found.url not in hrefs and parser.normalizeLink(found.url) not in hrefs:
                 if form in ("inline", "autolink"):
                     continue
                 form = "bare"  # prose after a colon, not a definition
             spans.append(LinkSpan(found.start, found.end, found.url,
                                   lines.line_of(found.start), form,
                                   lines.context(found.start, found.end)))
+    # markdown-it has the last word: an occurrence is kept only when, replaced by a stand-in,
+    # the stand-in comes back as a link target (a link title, a link's text or an escaped
+    # bracket holding the same URL is never taken for the link).
+    body = [span for span in spans if span.form != "front-matter"]
+    verdicts = probe(text, [(s.start, s.end, s.url) for s in body], markdown_targets)
+    confirmed = {id(span) for span, ok in zip(body, verdicts, strict=True) if ok}
+    spans = [s for s in spans if s.form == "front-matter" or id(s) in confirmed]
     return sorted(spans, key=lambda s: s.start)

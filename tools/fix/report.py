@@ -4,6 +4,7 @@ workflow annotations: pure functions of the FixReport."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import quote
 from xml.sax.saxutils import quoteattr
@@ -11,12 +12,35 @@ from xml.sax.saxutils import quoteattr
 from pagetrail.tools.fix.run import VERDICTS, FixReport, LinkVerdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# Characters XML 1.0 cannot hold at all, even escaped (C0 controls but tab, CR, LF; lone
+# surrogates; U+FFFE/U+FFFF): a URL or a path from a stranger's file may hold them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+# Control characters (but tab, CR and LF) shown as \\xNN in text and annotations: a path or
+# URL from a stranger's file must not drive the reader's terminal (escape sequences).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _xml_attr(text: str) -> str:
+    """A quoted XML attribute value of `text`, each character XML cannot hold written as
+    `\\xNN` (or `\\uNNNN`) so the report stays well-formed and says what was there."""
+    return quoteattr(_NOT_XML.sub(_shown, text))
+
+
+def _plain(text: str) -> str:
+    return _CONTROL.sub(_shown, text)
 
 
 def summary_table(report: FixReport) -> str:
     """Per file: how many links are alive, moved, … (and how many the diff rewrites)."""
     headers = ["file", *VERDICTS, "rewritten"]
-    rows = [[f.path, *(str(f.counts.get(v, 0)) for v in VERDICTS), str(f.rewritten)]
+    rows = [[_plain(f.path), *(str(f.counts.get(v, 0)) for v in VERDICTS), str(f.rewritten)]
             for f in report.files]
     totals = report.counts()
     rows.append(["total", *(str(totals[v]) for v in VERDICTS),
@@ -29,7 +53,7 @@ def summary_table(report: FixReport) -> str:
 
     out = [line(headers), *(line(r) for r in rows)]
     for problem in report.problems:
-        out.append(f"{problem.path}: {problem.code}: {problem.message}")
+        out.append(_plain(f"{problem.path}: {problem.code}: {problem.message}"))
     out.append(f"{report.distinct_urls} distinct URLs ({report.resumed} answered before), "
                f"{report.requests} recovery requests, {report.checks} new addresses "
                f"checked, {report.timemaps} capture lists, "
@@ -98,16 +122,16 @@ def to_junit(report: FixReport) -> str:
     """JUnit XML: a test case per link, failing when it is still dead."""
     cases = []
     for link in report.links:
-        name = quoteattr(f"{link.path}:{link.line} {link.url}")
+        name = _xml_attr(f"{link.path}:{link.line} {link.url}")
         if link.dead_left:
-            cases.append(f"    <testcase classname={quoteattr(link.path)} name={name}>"
-                         f"<failure message={quoteattr(_message(link))} "
-                         f"type={quoteattr(link.verdict)}/></testcase>")
+            cases.append(f"    <testcase classname={_xml_attr(link.path)} name={name}>"
+                         f"<failure message={_xml_attr(_message(link))} "
+                         f"type={_xml_attr(link.verdict)}/></testcase>")
         elif link.verdict in ("skipped", "excluded"):
-            cases.append(f"    <testcase classname={quoteattr(link.path)} name={name}>"
-                         f"<skipped message={quoteattr(link.reason)}/></testcase>")
+            cases.append(f"    <testcase classname={_xml_attr(link.path)} name={name}>"
+                         f"<skipped message={_xml_attr(link.reason)}/></testcase>")
         else:
-            cases.append(f"    <testcase classname={quoteattr(link.path)} name={name}/>")
+            cases.append(f"    <testcase classname={_xml_attr(link.path)} name={name}/>")
     failures = report.dead_left
     skipped = sum(1 for link in report.links if link.verdict in ("skipped", "excluded"))
     return ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -118,7 +142,7 @@ def to_junit(report: FixReport) -> str:
 
 
 def _annotation_value(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _plain(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _annotation_property(text: str) -> str:

@@ -15,11 +15,16 @@ from pagetrail.tools.fix.files import FileProblem, SourceFile
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace text[start:end] with `new` (the URL's characters, or attributes to insert)."""
+    """Replace text[start:end] with `new` (the URL's characters, or attributes to insert).
+
+    `old` and `target` say what the edit means to the document's parser: the link target it
+    replaces and the one it writes (tools.fix.proof checks both before anything is written)."""
 
     start: int
     end: int
     new: str
+    old: str | None = None
+    target: str | None = None
 
 
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:
@@ -51,15 +56,21 @@ def write_back(source: SourceFile, new_text: str) -> FileProblem | None:
     file changed on disk since it was read."""
     path = source.path
     try:
-        current = path.read_bytes()
-    except OSError as exc:
+        real = path.resolve(strict=True)
+        current = real.read_bytes()
+    except (OSError, RuntimeError) as exc:
         return FileProblem(path=str(path), code="unreadable", message=str(exc))
+    if source.real is not None and real != source.real:
+        # A link swapped since the read (and the confinement check) would send the write
+        # elsewhere: only the file that was read and checked is ever written.
+        return FileProblem(path=str(path), code="moved-on-disk",
+                           message=f"now leads to {real}, not to {source.real} that was read: "
+                                   "not written")
     if hashlib.sha256(current).hexdigest() != source.digest:
         return FileProblem(path=str(path), code="changed-on-disk",
                            message="the file changed since it was read: not written; "
                                    "run again to fix the new version")
     data = source.encode(new_text)
-    real = path.resolve()
     handle, temporary = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".pagetrail",
                                          dir=real.parent)
     try:

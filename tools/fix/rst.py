@@ -1,92 +1,67 @@
 """Links of a reStructuredText file, with exact spans: docutils decides what is a link.
 
 docutils parses the document (no file inclusion, no raw HTML, no messages) and lists every
-reference and hyperlink target with an external URI, in document order. docutils does not
-report character offsets, so each such URI is then located in the source: the URL scanner
-finds candidate occurrences, in order, outside inline literals (``…``) and comments, and an
-occurrence counts only while docutils still owes a link to that URI. URLs in literal blocks,
-code blocks and comments are not links to docutils, so they are never rewritten.
+reference and hyperlink target with an external URI. docutils does not report character
+offsets, so each URL the scanner finds in the source is a candidate, and docutils decides
+which candidates are links (tools.fix.proof.probe: every candidate replaced by a unique
+stand-in of the same length, the text parsed again, a candidate is a link when its stand-in
+is a reference's URI). Interpreted text, literals, literal and code blocks and comments that
+hold the same URL as a real link are therefore never taken for it, whatever their order.
 """
 
 from __future__ import annotations
-
-import re
-from collections import Counter
 
 import docutils.core
 import docutils.nodes as nodes
 import docutils.utils
 
-from pagetrail.tools.fix.spans import Lines, LinkSpan
+from pagetrail.tools.fix.proof import probe
+from pagetrail.tools.fix.spans import Lines, LinkSpan, Unparsable
 from pagetrail.tools.fix.urls import scan_urls
 
-_LITERAL = re.compile(r"``.+?``", re.S)
 _SETTINGS = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False,
              "raw_enabled": False, "warning_stream": False, "input_encoding": "unicode",
              "_disable_config": True}
 
 
-def _code_ranges(tree: nodes.document, text: str) -> list[tuple[int, int]]:
-    """Where literal blocks, code blocks and comments sit in the source: each node's raw text
-    looked for from a line or two before the line docutils gives (it names the line at, or
-    just past, the block's content)."""
-    lines = Lines(text)
-    ranges = []
-    for node in tree.findall(lambda n: isinstance(n, nodes.literal_block | nodes.comment)):
-        raw_lines = [line for line in (node.rawsource or node.astext()).splitlines()
-                     if line.strip()]
-        if not raw_lines:
-            continue
-        near = max(0, (node.line or 1) - 1 - len(raw_lines) - 2)
-        first = _line_equal(text, lines, near, raw_lines[0])
-        if first is None:
-            continue
-        last = _line_equal(text, lines, first, raw_lines[-1])
-        end_line = first if last is None else last
-        ranges.append((lines.offset(first), lines.offset(end_line + 1)))
-    return ranges
-
-
-def _line_equal(text: str, lines: Lines, start: int, wanted: str) -> int | None:
-    """The first 0-based line from `start` whose text ends with `wanted` (a comment's line
-    begins with `.. `, a block's lines with indentation)."""
-    wanted = wanted.strip()
-    for number in range(start, len(lines.starts)):
-        line = text[lines.offset(number):lines.offset(number + 1)].strip()
-        if line == wanted or line.endswith(" " + wanted):
-            return number
-    return None
-
-
-def _parse(text: str) -> tuple[Counter[str], list[tuple[int, int]]]:
+def rst_targets(text: str) -> list[str]:
+    """Every external http(s) URI docutils reads as a reference or a hyperlink target, once
+    per place it is written: a target inside the reference that names it (`text <uri>`_)
+    counts once, and a reference by name (`name`_) is its target's, not another link."""
     try:
         tree = docutils.core.publish_doctree(text, settings_overrides=_SETTINGS)
-    except docutils.utils.SystemMessage:  # halt_level 5: not expected, but named
-        return Counter(), []
-    uris: Counter[str] = Counter()
+    except (docutils.utils.SystemMessage, ValueError, IndexError, AttributeError,
+            RecursionError) as exc:
+        # halt_level 5 stops nothing; docutils still raises on some malformed input (a
+        # table it cannot lay out, thousands of nested blocks): the document has no link
+        # docutils can vouch for.
+        raise Unparsable(f"docutils gave up: {type(exc).__name__}") from None
+    uris: list[str] = []
     for node in tree.findall(lambda n: isinstance(n, nodes.reference | nodes.target)):
         uri = node.get("refuri")
         if not uri or not uri.startswith(("http://", "https://")):
             continue
         if isinstance(node, nodes.target) and isinstance(node.parent, nodes.TextElement):
             continue  # `text <uri>`_: the reference already counted it
-        uris[uri] += 1
-    return uris, _code_ranges(tree, text)
+        if isinstance(node, nodes.reference) and uri not in node.rawsource:
+            continue  # `name`_ resolved through a target: the target holds the URI
+        uris.append(uri)
+    return uris
 
 
 def rst_links(text: str) -> list[LinkSpan]:
-    owed, code = _parse(text)
     lines = Lines(text)
-    literals = [m.span() for m in _LITERAL.finditer(text)] + code
+    candidates = scan_urls(text)
+    verdicts = probe(text, [(f.start, f.end, f.url) for f in candidates], rst_targets,
+                     keep_length=True)
     spans = []
-    for found in scan_urls(text, stop=""):
-        if any(a <= found.start < b for a, b in literals) or owed[found.url] <= 0:
+    for found, is_link in zip(candidates, verdicts, strict=True):
+        if not is_link:
             continue
-        owed[found.url] -= 1
         before = text[max(0, found.start - 1):found.start]
+        line_start = lines.offset(lines.line_of(found.start) - 1)
         form = "inline" if before == "<" else "target" if before in (" ", "\t") and \
-            text[lines.offset(lines.line_of(found.start) - 1):found.start].lstrip().startswith(
-                ".. _") else "bare"
+            text[line_start:found.start].lstrip().startswith((".. _", "__ ")) else "bare"
         spans.append(LinkSpan(found.start, found.end, found.url, lines.line_of(found.start),
                               form, lines.context(found.start, found.end)))
     return spans

@@ -20,12 +20,14 @@ from pydantic import BaseModel, Field
 
 from pagetrail.tools.fix.config import Rules
 from pagetrail.tools.fix.dates import line_dates
+from pagetrail.tools.fix.escape import escaped
 from pagetrail.tools.fix.extract import extract_links
 from pagetrail.tools.fix.files import FileProblem, SourceFile, gather, read_source
 from pagetrail.tools.fix.html import attribute_value
 from pagetrail.tools.fix.markers import marked_links
-from pagetrail.tools.fix.rewrite import Edit, apply_edits, unified_diff, write_back
-from pagetrail.tools.fix.spans import LinkSpan
+from pagetrail.tools.fix.proof import VERSION, prove
+from pagetrail.tools.fix.rewrite import Edit, unified_diff, write_back
+from pagetrail.tools.fix.spans import LinkSpan, Unparsable
 from pagetrail.tools.fix.urls import is_archive_url
 from pagetrail.tools.models import Memento, Recovery
 from pagetrail.tools.settings import Settings, get_settings
@@ -36,6 +38,8 @@ VERDICTS: tuple[Verdict, ...] = ("alive", "moved", "replacement", "archived", "u
                                  "skipped", "excluded")
 FIXABLE = ("moved", "replacement", "archived")
 ProgressFn = Callable[[int, int], None]
+REFUSED = ("refused: the document's parser does not read the new address as this link's "
+           "target (not written)")
 
 
 class Options(BaseModel):
@@ -172,9 +176,11 @@ def _versioned_attrs(memento_url: str, when: datetime) -> str:
 
 
 def edits_for(source: SourceFile, spans: Sequence[LinkSpan], verdicts: Sequence[LinkVerdict],
-              options: Options) -> list[Edit]:
-    """The edits that apply the policy to one file's links (marks each rewritten one)."""
-    edits: list[Edit] = []
+              options: Options) -> list[tuple[Edit, LinkVerdict]]:
+    """The edits that apply the policy to one file's links, each with its link's verdict
+    (marked rewritten). The new address is escaped for the format and the link's form; each
+    edit says the target it replaces and the one it writes, for tools.fix.proof."""
+    edits: list[tuple[Edit, LinkVerdict]] = []
     for span, verdict in zip(spans, verdicts, strict=True):
         if verdict.verdict not in options.kinds or verdict.new_url is None:
             continue
@@ -182,14 +188,31 @@ def edits_for(source: SourceFile, spans: Sequence[LinkSpan], verdicts: Sequence[
             continue
         if verdict.verdict == "archived" and options.archived_as == "robust" and \
                 span.tag_end is not None and verdict.memento_date is not None:
-            edits.append(Edit(span.tag_end, span.tag_end,
-                              _versioned_attrs(verdict.new_url, verdict.memento_date)))
-        elif source.fmt == "html" or span.form == "href":
-            edits.append(Edit(span.start, span.end, attribute_value(verdict.new_url)))
+            edit = Edit(span.tag_end, span.tag_end,
+                        _versioned_attrs(verdict.new_url, verdict.memento_date),
+                        target=VERSION + verdict.new_url)
         else:
-            edits.append(Edit(span.start, span.end, verdict.new_url))
+            edit = Edit(span.start, span.end, escaped(verdict.new_url, source.fmt, span.form),
+                        old=span.url, target=verdict.new_url)
+        edits.append((edit, verdict))
         verdict.rewritten = True
     return edits
+
+
+def proven_edits(source: SourceFile, planned: Sequence[tuple[Edit, LinkVerdict]],
+                 problems: list[FileProblem]) -> tuple[str, list[Edit]]:
+    """The new text with only the edits the format's parser confirms (tools.fix.proof);
+    each refused one is unmarked, given its reason, and named in `problems`."""
+    new_text, kept, refused = prove(source.text, source.fmt, [edit for edit, _ in planned])
+    refused_set = set(refused)
+    for edit, verdict in planned:
+        if edit in refused_set:
+            verdict.rewritten = False
+            verdict.reason = (f"{verdict.reason}; " if verdict.reason else "") + REFUSED
+            problems.append(FileProblem(
+                path=str(source.path), code="rewrite-refused",
+                message=f"line {verdict.line}: {verdict.url} → {verdict.new_url}: {REFUSED}"))
+    return new_text, kept
 
 
 # ------------------------------------------------------------------ the run
@@ -317,10 +340,21 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
         if isinstance(source, FileProblem):
             report.problems.append(source)
             continue
-        spans = extract_links(source.text, fmt)
+        try:
+            spans = extract_links(source.text, fmt)
+        except Unparsable as exc:
+            report.problems.append(FileProblem(path=str(path), code="unparsable",
+                                               message=f"{exc}: no link read, none rewritten"))
+            continue
         excluded.update({(str(source.path), start): why for start, why
                          in excluded_links(source, spans, rules).items()})
         dates = line_dates(path) if spans else None
+        undated = sorted({span.line for span in spans} & dates.unknown) if dates else []
+        if undated:
+            report.problems.append(FileProblem(
+                path=str(path), code="unknown-date",
+                message=f"git gives line(s) {', '.join(map(str, undated[:10]))} an author date "
+                        "out of range: unknown, the file's modification time stands in"))
         stamped = [dates.at(span.line) if dates else (datetime.now(UTC), "now")
                    for span in spans]
         for span, (when, _how) in zip(spans, stamped, strict=True):
@@ -384,21 +418,21 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
                                         form=span.form, date=when, date_source=how,
                                         verdict=kind, new_url=new_url, confidence=confidence,
                                         memento_date=memento_date, reason=reason))
-        edits = edits_for(source, spans, verdicts, options)
-        if confirm is not None:
-            kept = []
-            for edit, verdict in zip(edits, [v for v in verdicts if v.rewritten], strict=True):
-                if confirm(verdict):
-                    kept.append(edit)
-                else:
+        planned = edits_for(source, spans, verdicts, options)
+        new_text, edits = proven_edits(source, planned, report.problems)
+        if confirm is not None and edits:
+            # Asked only about rewrites already proven; what is declined is left out, and
+            # the rest proven again together.
+            for _edit, verdict in planned:
+                if verdict.rewritten and not confirm(verdict):
                     verdict.rewritten = False
-            edits = kept
+            planned = [(edit, verdict) for edit, verdict in planned if verdict.rewritten]
+            new_text, edits = proven_edits(source, planned, report.problems)
         summary = FileSummary(path=name, rewritten=len(edits))
         for verdict in verdicts:
             summary.counts[verdict.verdict] = summary.counts.get(verdict.verdict, 0) + 1
         report.links.extend(verdicts)
         if edits:
-            new_text = apply_edits(source.text, edits)
             diffs.append(unified_diff(source.text, new_text, name))
             if write:
                 problem = write_back(source, new_text)

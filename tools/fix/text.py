@@ -19,19 +19,22 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from pagetrail.tools.content.similarity import cosine_text
-from pagetrail.tools.errors import PagetrailError
+from pagetrail.tools.errors import InvalidArgument, PagetrailError
+from pagetrail.tools.fix.escape import escaped
 from pagetrail.tools.fix.extract import extract_links
-from pagetrail.tools.fix.rewrite import Edit, apply_edits
-from pagetrail.tools.fix.run import dead_targets, verdict_of
-from pagetrail.tools.fix.spans import LinkSpan
+from pagetrail.tools.fix.proof import prove
+from pagetrail.tools.fix.rewrite import Edit
+from pagetrail.tools.fix.run import REFUSED, dead_targets, verdict_of
+from pagetrail.tools.fix.spans import LinkSpan, Unparsable
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.recovery.context import ProgressFn
 from pagetrail.tools.settings import Settings, get_settings
 
 TextVerdict = Literal["alive", "moved", "replacement", "archived", "never-existed",
                       "unfixable", "skipped"]
-MAX_TEXT_LINKS = 50
-CONCURRENCY = 4
+MAX_TEXT_LINKS = 50  # distinct URLs recovered
+MAX_TEXT_OCCURRENCES = 500  # links reported (the rest: skipped, "too many links")
+CONCURRENCY = 4  # recoveries, and page fetches for the support check, at once
 PAGE_CHARS = 50_000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -65,14 +68,22 @@ class TextCheck(BaseModel):
     changed: bool = False
 
 
-def citing_sentence(text: str, span: LinkSpan) -> str:
-    """The sentence around a link (within its paragraph), the link's URL left out."""
+def citing_sentence(text: str, span: LinkSpan,
+                    cache: dict[int, tuple[str, list[str]]] | None = None) -> str:
+    """The sentence around a link (within its paragraph), the link's URL left out. `cache`
+    keeps each paragraph's sentences (a paragraph citing many links is split once)."""
     start = max(text.rfind("\n\n", 0, span.start), 0)
-    end = text.find("\n\n", span.end)
-    paragraph = text[start:end if end != -1 else len(text)]
+    if cache is not None and start in cache:
+        paragraph, sentences = cache[start]
+    else:
+        end = text.find("\n\n", span.end)
+        paragraph = text[start:end if end != -1 else len(text)]
+        sentences = _SENTENCE_END.split(paragraph)
+        if cache is not None:
+            cache[start] = (paragraph, sentences)
     offset = span.start - start
     position = 0
-    for sentence in _SENTENCE_END.split(paragraph):
+    for sentence in sentences:
         found = paragraph.find(sentence, position)
         if found <= offset < found + len(sentence) + 1:
             return " ".join(sentence.replace(span.url, " ").split())
@@ -135,7 +146,12 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
     settings = settings or get_settings()
     store = store if store is not None else configured_store(settings.database_url)
     at = at or datetime.now(UTC)
-    spans = extract_links(text, fmt)
+    try:
+        spans = extract_links(text, fmt)
+    except Unparsable as exc:
+        raise InvalidArgument(f"the text cannot be read as {fmt}: {exc}") from None
+    extra = spans[MAX_TEXT_OCCURRENCES:]
+    spans = spans[:MAX_TEXT_OCCURRENCES]
     distinct = list(dict.fromkeys(span.url for span in spans))[:MAX_TEXT_LINKS]
     gate = asyncio.Semaphore(CONCURRENCY)
     done = 0
@@ -159,9 +175,10 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
                        strict=True))
     dead = await dead_targets(answers, settings, store)
     links: list[TextLink] = []
-    edits: list[Edit] = []
+    edits: dict[Edit, TextLink] = {}
+    paragraphs: dict[int, tuple[str, list[str]]] = {}
     for span in spans:
-        sentence = citing_sentence(text, span)
+        sentence = citing_sentence(text, span, paragraphs)
         answer = answers.get(span.url)
         if answer is None or isinstance(answer, str):
             links.append(TextLink(url=span.url, line=span.line, sentence=sentence,
@@ -173,24 +190,52 @@ async def check_links_in_text(text: str, *, at: datetime | None = None,
                         new_url=new_url, memento_date=memento_date, confidence=confidence,
                         reason=reason)
         if new_url and kind in ("moved", "replacement", "archived"):
-            edits.append(Edit(span.start, span.end, new_url))
+            edits[Edit(span.start, span.end, escaped(new_url, fmt, span.form),
+                       old=span.url, target=new_url)] = link
         links.append(link)
+    for span in extra:
+        links.append(TextLink(url=span.url, line=span.line, sentence="", verdict="skipped",
+                              reason=f"too many links (over {MAX_TEXT_OCCURRENCES})"))
     if with_support:
         await _add_support(links, at, settings)
-    repaired = apply_edits(text, edits)
+    # Only the edits the format's parser reads back as the same links with the new targets.
+    repaired, _kept, refused = prove(text, fmt, list(edits))
+    for refused_edit in refused:
+        link = edits[refused_edit]
+        link.reason = (f"{link.reason}; " if link.reason else "") + REFUSED
     return TextCheck(links=links, repaired_text=repaired, changed=repaired != text)
 
 
 async def _add_support(links: list[TextLink], at: datetime, settings: Settings) -> None:
-    async def one(link: TextLink) -> None:
-        if link.verdict not in ("alive", "moved", "replacement", "archived") or not link.sentence:
-            return
-        target = link.url if link.verdict in ("alive", "archived") else link.new_url or link.url
-        try:
-            page = await _page_text(target, link.verdict, link.memento_date or at, settings)
-        except PagetrailError as exc:
-            link.reason = f"{link.reason}; page text unavailable ({exc.code})".lstrip("; ")
-            return
-        link.support = support(link.sentence, page)
+    """Each link's support, with each page fetched once (a URL cited 300 times is one fetch,
+    not 300), CONCURRENCY fetches at a time; each distinct (page, sentence) scored once."""
+    gate = asyncio.Semaphore(CONCURRENCY)
+    pages: dict[tuple[str, str, datetime], asyncio.Task[str | PagetrailError]] = {}
 
-    await asyncio.gather(*(one(link) for link in links))
+    async def fetch(target: str, verdict: str, when: datetime) -> str | PagetrailError:
+        async with gate:
+            try:
+                return await _page_text(target, verdict, when, settings)
+            except PagetrailError as exc:
+                return exc
+
+    wanted: list[tuple[TextLink, tuple[str, str, datetime]]] = []
+    for link in links:
+        if link.verdict not in ("alive", "moved", "replacement", "archived") or not link.sentence:
+            continue
+        target = link.url if link.verdict in ("alive", "archived") else link.new_url or link.url
+        kind = "archived" if link.verdict == "archived" else "live"
+        when = (link.memento_date or at) if kind == "archived" else at
+        key = (target, kind, when)
+        if key not in pages:
+            pages[key] = asyncio.ensure_future(fetch(target, link.verdict, when))
+        wanted.append((link, key))
+    scored: dict[tuple[tuple[str, str, datetime], str], Support | None] = {}
+    for link, key in wanted:
+        page = await pages[key]
+        if isinstance(page, PagetrailError):
+            link.reason = f"{link.reason}; page text unavailable ({page.code})".lstrip("; ")
+            continue
+        if (key, link.sentence) not in scored:
+            scored[key, link.sentence] = support(link.sentence, page)
+        link.support = scored[key, link.sentence]

@@ -8,13 +8,17 @@ format's parser marked as prose, never to a whole structured document.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 SCHEMES = ("https://", "http://")
+# One search finds the next of either scheme: two `str.find`s each scanned to the end when a
+# scheme was absent, quadratic on a long line.
+_SCHEME = re.compile(r"https?://", re.I)
 # Characters that end a URL in prose (RFC 3986 excludes them; Markdown and AsciiDoc use them
-# as delimiters).
-_STOP = frozenset(" \t\r\n\f\v<>\"'`{}|\\^")
+# as delimiters; no URL holds a control character).
+_STOP = frozenset(" \t\r\n\f\v<>\"'`{}|\\^") | frozenset(map(chr, range(0x20))) | {"\x7f"}
 _TRAILING = ".,;:!?*_~"
 _PAIRS = {")": "(", "]": "["}
 # Hosts of web archives whose URLs are captures, not links to repair.
@@ -37,13 +41,17 @@ class Found:
 
 def _trim(url: str) -> str:
     """Drop trailing punctuation and closing brackets that have no opening one."""
-    while url:
-        last = url[-1]
-        if last in _TRAILING or (last in _PAIRS and url.count(last) > url.count(_PAIRS[last])):
-            url = url[:-1]
+    counts = {c: url.count(c) for c in "()[]"}  # kept up to date: linear, not quadratic
+    end = len(url)
+    while end:
+        last = url[end - 1]
+        if last in _TRAILING or (last in _PAIRS and counts[last] > counts[_PAIRS[last]]):
+            end -= 1
+            if last in counts:
+                counts[last] -= 1
         else:
             break
-    return url
+    return url[:end]
 
 
 def _ok(url: str) -> bool:
@@ -62,13 +70,12 @@ def scan_urls(text: str, start: int = 0, end: int | None = None, *,
     end = len(text) if end is None else end
     stops = _STOP | frozenset(stop)
     found: list[Found] = []
-    lowered = text.lower()
     i = start
     while i < end:
-        hits = [p for p in (lowered.find(s, i, end) for s in SCHEMES) if p != -1]
-        if not hits:
+        hit = _SCHEME.search(text, i, end)
+        if hit is None:
             break
-        begin = min(hits)
+        begin = hit.start()
         if begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "+-."):
             i = begin + 4  # part of a word ("xhttp://", "git+https://"): not a link
             continue
