@@ -191,8 +191,8 @@ async def related_archived(req: Request, found: Findings,
 
     await found.report("related", 0, None, "archived pages on the same topic")
     try:
-        async with asyncio.timeout(max(5.0, found.budget.seconds / 2)):
-            result = await recommend_archived(req.url, req.link_date, 5,
+        async with asyncio.timeout(max(policy.RELATED_SECONDS, found.budget.seconds / 2)):
+            result = await recommend_archived(req.url, req.link_date, policy.RELATED_ARCHIVED,
                                               settings=req.settings)
     except ModelMissing:
         evidence["related"] = "no URI classifier trained (pagetrail classify train)"

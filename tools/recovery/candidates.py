@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 # Direct evidence is fetched first, in this order; then the best-ranked hits.
 DIRECT_ORDER = {"PICK": 0, "REDIRECT": 1, "INFER": 2}
-TWIN_ORDER = 3  # the dead URL written otherwise (other escaping, scheme, slash, case)
+TWIN_ORDER = len(DIRECT_ORDER)  # the dead URL written otherwise (escaping, scheme, slash, case)
 
 
 async def rank(ctx: Context, found: Findings) -> list[Candidate]:

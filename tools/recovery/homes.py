@@ -8,13 +8,13 @@ from pagetrail.tools import policy
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.urls import host_of
 from pagetrail.tools.recovery.context import Context, Findings
-from pagetrail.tools.recovery.siblings import MAX_NEW_HOMES, new_homes
+from pagetrail.tools.recovery.siblings import new_homes
 
 
 def add_new_homes(ctx: Context, found: Findings) -> int:
     """Add the new homes of the dead path the candidates so far show as candidates (also
     when the dead host is gone, the commonest case of a site that moved); each is one read,
-    at most MAX_NEW_HOMES a recovery, each once. Returns how many were added."""
+    at most policy.MAX_NEW_HOMES a recovery, each once. Returns how many were added."""
     if not ctx.allowed("SITE"):
         return 0
     dead_host = host_of(ctx.url)
@@ -23,7 +23,7 @@ def add_new_homes(ctx: Context, found: Findings) -> int:
                      name_chars=policy.MOVED_HOST_NAME_CHARS)
     added = 0
     for url in urls:
-        if url in found.transplanted or tried >= MAX_NEW_HOMES:
+        if url in found.transplanted or tried >= policy.MAX_NEW_HOMES:
             continue
         found.transplanted.add(url)
         tried += 1

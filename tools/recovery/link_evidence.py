@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pagetrail.tools import policy
 from pagetrail.tools.archive.memento import archived_redirects, fetch_memento
 from pagetrail.tools.content.document import parse_document
 from pagetrail.tools.content.signature import extract_signature
@@ -91,26 +92,27 @@ def query_evidence(url: DeadURL, store: memory.Store | None, lnls: bool, documen
                               "named_entities": anchor_facts.named_entities,
                               "usable_alone": anchor_facts.usable_alone}
     if context:
-        expansion["context"] = terms(context, lang, 10)
+        expansion["context"] = terms(context, lang, policy.EVIDENCE_TERMS)
     url_words = [t.term for t in url_terms(url, lang=lang)]
     qe.url_terms = url_words
-    expansion["url"] = url_words[:10]
+    expansion["url"] = url_words[:policy.EVIDENCE_TERMS]
     if document is not None:
         signature = extract_signature(document)
         qe.title = document.title
         qe.ls5, qe.ls7 = signature.ls5, signature.ls7
-        expansion["memento"] = [t.term for t in signature.kld_terms[:10]]
-        qe.tags = [k for k in document.keywords if k][:5]
+        expansion["memento"] = [t.term for t in signature.kld_terms[:policy.EVIDENCE_TERMS]]
+        qe.tags = [k for k in document.keywords if k][:policy.TAG_TERMS]
         evidence.update(title=document.title, ls5=signature.ls5, ls7=signature.ls7,
-                        keywords=document.keywords[:10])
+                        keywords=document.keywords[:policy.EVIDENCE_TERMS])
     if source_html:
         page = parse_document(source_html, source_url or "")
         expansion["linking"] = [t.term for t in frequency_terms(
-            text_terms(page.text, page.lang or lang), 10)]
+            text_terms(page.text, page.lang or lang), policy.EVIDENCE_TERMS)]
     if store is not None and lnls:
         anchors = memory.backlink_anchors(store, url)
         if anchors:
-            qe.lnls = [t.term for t in frequency_terms(text_terms(" ".join(anchors), lang), 4)]
+            qe.lnls = [t.term for t in frequency_terms(text_terms(" ".join(anchors), lang),
+                                                       policy.LNLS_TERMS)]
             evidence["lnls"] = qe.lnls
     qe.expansion_terms = expansion
     evidence["url_terms"] = url_words

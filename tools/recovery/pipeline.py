@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
+from pagetrail.tools import policy
 from pagetrail.tools.content.document import link_context
 from pagetrail.tools.content.text import guess_language
 from pagetrail.tools.engines.base import SearchContext
@@ -193,7 +194,7 @@ async def _gather(req: Request, found: Findings, check: CheckResult) -> Gathered
     reference = Reference(
         dead_url=url, memento=document, memento_date=memento.datetime if memento else None,
         anchor=anchor, anchor_usable=bool(anchor_facts and not anchor_facts.is_stop_anchor),
-        context_terms=link_evidence.terms(context, lang, 20),
+        context_terms=link_evidence.terms(context, lang, policy.CONTEXT_TERMS),
         linking_terms=list(query_evidence.expansion_terms.get("linking", [])),
         picks={normalize_url(u): 1.0 for u in known.picks},
         rule_support=known.rule_support, lang=lang,

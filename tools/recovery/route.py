@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pagetrail.tools import policy
 from pagetrail.tools.content.dates import as_utc
 from pagetrail.tools.content.document import clip
 from pagetrail.tools.models import Document, Memento, Recovery
@@ -17,7 +18,7 @@ from pagetrail.tools.recovery import memory
 from pagetrail.tools.recovery.context import Budget, ProgressFn
 from pagetrail.tools.settings import Settings, get_settings
 
-MAX_TEXT_CHARS = 4000  # page text returned to callers (an LLM's context is not free)
+MAX_TEXT_CHARS = policy.CALLER_TEXT_CHARS  # the name tools.api re-exports
 
 
 def clip_document(document: Document | None, max_text_chars: int = MAX_TEXT_CHARS,

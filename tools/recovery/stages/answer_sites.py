@@ -1,6 +1,6 @@
 """Once a recovery: the own maps of the sites that held other dead links' answers
 (store.elsewhere: a republisher, a mirror), each page ranked by overlap with the listing
-queries; the best ANSWER_SITE_HITS of each site that carry enough of a query's
+queries; the best policy.ANSWER_SITE_HITS of each site that carry enough of a query's
 terms become candidates. An unindexed republished copy is found here though no page links
 to it and no search engine returns it. Read with the first neighbourhood: waiting for the
 first web stage instead saved 1 request a recovery (median) on dev2 and lost a case."""
@@ -20,7 +20,6 @@ from pagetrail.tools.recovery import memory
 from pagetrail.tools.recovery.context import Asks, Context, DeadURL, Findings
 
 NAME = "answer sites"
-ANSWER_SITE_HITS = 2  # pages taken from each such site, best overlap first
 
 
 async def remembered(url: DeadURL, store: memory.Store | None, methods: frozenset[str] | None,
@@ -66,7 +65,7 @@ async def settle(ctx: Context, found: Findings) -> int:
 async def site_pages(store: memory.Store | None, found: Findings, lister: SiteLister,
                      origin: str) -> tuple[dict[str, str], str | None]:
     """An answer site's pages (URL → link text) and why there are none: from the store when
-    a recovery read its map within memory.LISTING_TTL (the same few sites are read by every
+    a recovery read its map within policy.LISTING_TTL (the same few sites are read by every
     recovery: once a day is polite and saves ~3 requests a site), else read now and kept."""
     if store is not None:
         cached = await memory.stored(found.failures, "reading an answer site's map", None,
@@ -96,6 +95,6 @@ def best_listed(listed: dict[str, str], queries: Sequence[str]) -> list[str]:
             if recall >= policy.ANSWER_SITE_RECALL or made_of_query:
                 taken.append((max(recall, share if made_of_query else 0.0), url))
         taken.sort(key=lambda item: -item[0])
-        for rank, (strength, url) in enumerate(taken[:ANSWER_SITE_HITS], 1):
+        for rank, (strength, url) in enumerate(taken[:policy.ANSWER_SITE_HITS], 1):
             best[url] = min(best.get(url, (1.0, rank)), (-strength, rank))
-    return sorted(best, key=lambda url: best[url])[:ANSWER_SITE_HITS]
+    return sorted(best, key=lambda url: best[url])[:policy.ANSWER_SITE_HITS]

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pagetrail.tools import policy
 from pagetrail.tools.models import ArchivedRedirect, Hit
 from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.recovery import memory
 from pagetrail.tools.recovery.context import Asks, Context, DeadURL, Findings
 
 NAME = "direct"
-RULE_PROPOSALS = 3  # proposals of the site's rewrite rules taken as candidates
 
 
 @dataclass
@@ -60,7 +60,7 @@ def inferred(store: memory.Store, url: str, title: str) -> list[tuple[str, float
     inference = infer_aliases(moves, url, title=title or None)
     # Proposals are verified like every candidate (fetched, ranked); confident rules weigh more.
     return [(p.url, p.quality if p.confident else p.quality / 2)
-            for p in inference.proposals[:RULE_PROPOSALS]]
+            for p in inference.proposals[:policy.RULE_PROPOSALS]]
 
 
 async def plan(ctx: Context, found: Findings) -> Asks:

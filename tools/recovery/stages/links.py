@@ -16,10 +16,6 @@ from pagetrail.tools.ranking.rank import reciprocal_rank_fusion
 from pagetrail.tools.recovery.context import Ask, Asks, Context, Findings
 
 NAME = "links"
-NEW_HOSTS = 4  # other sites (where top candidates live) whose own map is read, per recovery
-# How deep in the ranking a related page on another site names a site worth listing: an
-# unindexed replacement sits on a site whose other pages rank low (another article of it).
-NEIGHBOUR_DEPTH = 8
 
 
 async def plan(ctx: Context, found: Findings) -> Asks:
@@ -28,9 +24,9 @@ async def plan(ctx: Context, found: Findings) -> Asks:
     if not ctx.listing_queries or not ctx.allowed("LINKS"):
         return asks
     sites = {site_of(ctx.url)} | found.listed_sites
-    for candidate in found.ranked[:NEIGHBOUR_DEPTH]:
+    for candidate in found.ranked[:policy.NEIGHBOUR_DEPTH]:
         other = site_of(candidate.url)
-        if other in sites or len(found.listed_sites) >= NEW_HOSTS:
+        if other in sites or len(found.listed_sites) >= policy.NEIGHBOUR_SITES:
             continue
         # A site named after a gone one is where it may live now, however weak the page
         # that named it: its map may hold the dead page under a shape no search matched.
@@ -57,8 +53,9 @@ def looks_related(candidate: Candidate) -> bool:
     """Worth reading its site's map: the page resembles the dead one by its URL, title or
     text (a site the dead one moved to), not merely by ranking among weak candidates."""
     scores = candidate.scores
-    return (scores.url_similarity >= 0.15 or (scores.title_similarity or 0.0) >= 0.5
-            or (scores.content_cosine or 0.0) >= 0.5)
+    return (scores.url_similarity >= policy.NEIGHBOUR_URL
+            or (scores.title_similarity or 0.0) >= policy.NEIGHBOUR_TITLE
+            or (scores.content_cosine or 0.0) >= policy.NEIGHBOUR_CONTENT)
 
 
 def follow_links(found: Findings, query: str, sites: set[str]) -> int:

@@ -1,7 +1,7 @@
 """The dead page's siblings: its slug under the folders its live siblings use now
 (`tools.recovery.siblings`): the folders of the same-site candidates (pages found for this
 link), else of the pages the site lists (sitemap, root page; already read by the site
-engine), else of the links on fetched pages; at most MAX_TRANSPLANTS URLs a recovery.
+engine), else of the links on fetched pages; at most policy.MAX_TRANSPLANTS URLs a recovery.
 
 And, for a URL-only link or one nothing was found for yet, the siblings' live redirects
 (`tools.recovery.sibling_redirects`): a few pages of the dead URL's folder that the archive
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from urllib.parse import urljoin
 
+from pagetrail.tools import policy
 from pagetrail.tools.engines.site import site_origin
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.models import Hit
@@ -25,7 +26,6 @@ from pagetrail.tools.recovery.sibling_redirects import directory, pick_siblings,
 from pagetrail.tools.recovery.siblings import transplants
 
 NAME = "siblings"
-MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MOVE_SOURCE = "live redirect"  # a sibling's own redirect, as the store names it
 
@@ -33,7 +33,7 @@ MOVE_SOURCE = "live redirect"  # a sibling's own redirect, as the store names it
 async def plan(ctx: Context, found: Findings) -> Asks:
     added = await _sibling_redirects(ctx, found)
     added += add_new_homes(ctx, found)
-    if len(found.transplanted) >= MAX_TRANSPLANTS or not ctx.allowed("SITE") or ctx.site_gone:
+    if len(found.transplanted) >= policy.MAX_TRANSPLANTS or not ctx.allowed("SITE") or ctx.site_gone:
         return Asks(added=added)
     urls = transplants(ctx.url, [evidence.url for evidence in found.candidates.values()])
     if not urls and ctx.engines.lister is not None and not ctx.host_silent:
@@ -43,7 +43,7 @@ async def plan(ctx: Context, found: Findings) -> Asks:
         urls = transplants(ctx.url, [link.url for links in found.outlinks.values()
                                      for link in links])
     for url in urls:
-        if url in found.transplanted or len(found.transplanted) >= MAX_TRANSPLANTS:
+        if url in found.transplanted or len(found.transplanted) >= policy.MAX_TRANSPLANTS:
             continue
         found.transplanted.add(url)
         if found.add_hit("SITE", Hit(url=url, rank=len(found.transplanted),
