@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from pagetrail.tools import policy
-from pagetrail.tools.archive.memento import archived_redirects, fetch_memento
+from pagetrail.tools.archive.memento import CaptureListings, archived_redirects, fetch_memento
 from pagetrail.tools.content.document import parse_document
 from pagetrail.tools.content.signature import extract_signature
 from pagetrail.tools.content.terms import frequency_terms, kld_terms, text_terms, url_terms
@@ -22,11 +22,11 @@ from pagetrail.tools.settings import Settings
 
 
 async def memento(url: DeadURL, fetcher: Fetcher, settings: Settings, found: Findings,
-                  at: datetime | None) -> Memento | None:
+                  listings: CaptureListings, at: datetime | None) -> Memento | None:
     down: list[str] = []
     try:
         return await fetch_memento(url, fetcher, at=at, settings=settings,
-                                   listings=found.listings, unavailable=down)
+                                   listings=listings, unavailable=down)
     except PagetrailError as exc:
         archive_failure(found, f"{exc.code}: {exc}")
         return None
@@ -36,12 +36,12 @@ async def memento(url: DeadURL, fetcher: Fetcher, settings: Settings, found: Fin
 
 
 async def redirects(url: DeadURL, fetcher: Fetcher, settings: Settings, found: Findings,
-                    allowed: bool) -> list[ArchivedRedirect]:
+                    listings: CaptureListings, allowed: bool) -> list[ArchivedRedirect]:
     if not allowed:
         return []
     down: list[str] = []
     try:
-        return await archived_redirects(url, fetcher, settings, found.listings,
+        return await archived_redirects(url, fetcher, settings, listings,
                                         unavailable=down)
     except PagetrailError as exc:
         archive_failure(found, f"{exc.code}: {exc}")
@@ -55,7 +55,7 @@ def archive_failure(found: Findings, error: str) -> None:
     """An archive's failure, once per recovery (the memento and redirect lookups share
     the archives). The archive layer names each note itself (`<archive>: archive_excluded: …`,
     `<archive>: archive_unavailable: …`): recorded as named."""
-    found.fail(EngineFailure(engine="archive", error=error[:500]))
+    found.fail(EngineFailure(engine="archive", error=error[:500]), once="equal")
 
 
 async def source_page(fetcher: Fetcher, found: Findings, source_url: str | None) -> bytes | None:
@@ -64,7 +64,7 @@ async def source_page(fetcher: Fetcher, found: Findings, source_url: str | None)
     try:
         response = await fetcher.get(source_url)
     except PagetrailError as exc:
-        found.failures.append(EngineFailure(engine="source", error=f"{exc.code}: {exc}"))
+        found.fail(EngineFailure(engine="source", error=f"{exc.code}: {exc}"))
         return None
     return response.content if response.status == 200 and response.is_html else None
 

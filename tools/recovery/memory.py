@@ -43,7 +43,10 @@ LISTING_CACHE = "site listing"  # the search cache's engine name for an answer s
 T = TypeVar("T")
 
 
-async def stored(failures: list[EngineFailure], what: str, default: T,
+FailFn = Callable[[EngineFailure], None]  # where a failure is recorded (`Findings.fail`)
+
+
+async def stored(fail: FailFn, what: str, default: T,
                  call: Callable[..., T], *args: Any, required: bool = False,
                  **kwargs: Any) -> T:
     """A store call in a thread; a database failure is the answer's named partial failure
@@ -59,8 +62,7 @@ async def stored(failures: list[EngineFailure], what: str, default: T,
         if required and is_store_fault(exc):
             raise
         log.warning("store failed while %s: %s", what, exc)
-        failures.append(EngineFailure(engine="store",
-                                      error=f"{what}: {type(exc).__name__}: {exc}"[:500]))
+        fail(EngineFailure(engine="store", error=f"{what}: {type(exc).__name__}: {exc}"[:500]))
         return default
 
 
