@@ -1,6 +1,6 @@
 """pagetrail — find where a dead web link went.
 
-`import pagetrail` is the Python API: the engine's functions (check, recover, archives,
+`import pagetrail` is the Python API: the engine's functions (check, recover_link, archives,
 signature, tags, search, rank, related pages, scans, digests, watches, batches, workers, the
 store), its result models and its errors. The command line's own tools — evaluation, the
 testbed and its pywb archive, training the URL classifier, the alias evaluation — are
@@ -131,7 +131,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.recovery.memory import moves_for_site
     from pagetrail.tools.recovery.output import robust_link
     from pagetrail.tools.recovery.output import summary_line as recovery_summary
-    from pagetrail.tools.recovery.pipeline import recover
     from pagetrail.tools.scan.digest import (
         ChannelDigest,
         DigestLink,
@@ -259,7 +258,6 @@ _EXPORTS: dict[str, str] = {
     "ensure_fetchable": "pagetrail.tools.net.netguard",
     "origin_of": "pagetrail.tools.net.netguard",
     # The whole recovery pipeline (unslimmed) and its one-line summaries
-    "recover": "pagetrail.tools.recovery.pipeline",
     "RecoveryProgressFn": "pagetrail.tools.recovery.context:ProgressFn",
     "recovery_summary": "pagetrail.tools.recovery.output:summary_line",
     "robust_link": "pagetrail.tools.recovery.output",
@@ -443,7 +441,6 @@ __all__ = [
     "read_lychee_report",
     "recommend_archived",
     "record_pick",
-    "recover",
     "recover_confirmed",
     "recover_link",
     "recovery_plan",
