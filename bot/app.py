@@ -10,14 +10,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from pydantic import SecretStr
 from slack_bolt.async_app import AsyncApp
 
 from pagetrail import ConfigError, Settings, Store
 from pagetrail.bot import blocks, textcheck
 from pagetrail.bot.engine import BotEngine
 from pagetrail.bot.handlers import DigestRunner, SlackBot
-from pagetrail.bot.posting import SlackPoster, web_client
+from pagetrail.bot.posting import SlackPoster, secret, web_client
 from pagetrail.bot.ratelimit import KeyedLimiter, default_limiter
 
 log = logging.getLogger(__name__)
@@ -28,10 +27,6 @@ class BotApp:
     app: AsyncApp
     bot: SlackBot
     poster: SlackPoster
-
-
-def secret(value: SecretStr | None) -> str:
-    return value.get_secret_value().strip() if value is not None else ""
 
 
 def build_app(settings: Settings, store: Store, *, limiter: KeyedLimiter | None = None,

@@ -86,8 +86,7 @@ async def run_and_post(settings: Settings, store: Store | None = None, *,
                        channel: str | None = None, **run_options: Any) -> list[PostOutcome]:
     """For cron (`pagetrail digest run --post`): scan, post what is due, return outcomes."""
     from pagetrail import ConfigError, open_store
-    from pagetrail.bot.app import secret
-    from pagetrail.bot.posting import web_client
+    from pagetrail.bot.posting import secret, web_client
 
     token = secret(settings.slack_bot_token)
     if not token:

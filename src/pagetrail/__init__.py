@@ -88,6 +88,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.fix.run import FixReport, LinkVerdict, fix_paths
     from pagetrail.tools.fix.run import Options as FixOptions
     from pagetrail.tools.fix.text import TextCheck, TextLink, check_links_in_text
+    from pagetrail.tools.learning.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
+    from pagetrail.tools.learning.aliases import KnownMove, infer_aliases
+    from pagetrail.tools.learning.aliases import Thresholds as AliasThresholds
+    from pagetrail.tools.learning.classify import classify_url
     from pagetrail.tools.linkcheck.check import summary_line as check_summary
     from pagetrail.tools.models import (
         ArchivedRedirect,
@@ -123,10 +127,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.net.netcheck import NetworkDown
     from pagetrail.tools.net.netguard import ensure_fetchable, origin_of
     from pagetrail.tools.net.urls import same_url, validate_url
-    from pagetrail.tools.recovery.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
-    from pagetrail.tools.recovery.aliases import KnownMove, infer_aliases
-    from pagetrail.tools.recovery.aliases import Thresholds as AliasThresholds
-    from pagetrail.tools.recovery.classify import classify_url
     from pagetrail.tools.recovery.context import ProgressFn as RecoveryProgressFn
     from pagetrail.tools.recovery.memory import moves_for_site
     from pagetrail.tools.recovery.output import robust_link
@@ -289,12 +289,12 @@ _EXPORTS: dict[str, str] = {
     "configured_digest_runner": "pagetrail.tools.workers.dispatch",
     "prepare_distributed": "pagetrail.tools.workers.dispatch",
     # URL topics (related pages; training and evaluating the classifier: pagetrail.lab)
-    "classify_url": "pagetrail.tools.recovery.classify",
+    "classify_url": "pagetrail.tools.learning.classify",
     # Site aliases (rewrite rules learned from known moves)
-    "infer_aliases": "pagetrail.tools.recovery.aliases",
-    "KnownMove": "pagetrail.tools.recovery.aliases",
-    "AliasThresholds": "pagetrail.tools.recovery.aliases:Thresholds",
-    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.recovery.aliases:DEFAULT_THRESHOLDS",
+    "infer_aliases": "pagetrail.tools.learning.aliases",
+    "KnownMove": "pagetrail.tools.learning.aliases",
+    "AliasThresholds": "pagetrail.tools.learning.aliases:Thresholds",
+    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.learning.aliases:DEFAULT_THRESHOLDS",
     # Logging
     "install_log_redaction": "pagetrail.tools.net.logsafe",
     # The store

@@ -187,7 +187,7 @@ async def related_archived(req: Request, found: Findings, evidence: dict[str, ob
                            seconds: float) -> list[dict[str, object]]:
     """Lost and never archived: archived pages on the same topic (seed 004), marked related."""
     from pagetrail.tools.errors import ModelMissing
-    from pagetrail.tools.recovery.related import recommend_archived
+    from pagetrail.tools.learning import recommend_archived
 
     await found.report("related", 0, None, "archived pages on the same topic")
     try:

@@ -36,7 +36,7 @@ async def read(url: DeadURL, store: memory.Store | None, methods: frozenset[str]
 
 def inferred(store: memory.Store, url: str, title: str) -> list[tuple[str, float]]:
     """Candidates from the site's rewrite rules, learnt from its known moves (FABLE)."""
-    from pagetrail.tools.recovery.aliases import KnownMove, infer_aliases
+    from pagetrail.tools.learning import KnownMove, infer_aliases
 
     moves = [KnownMove(m.old_url, m.new_url, source=m.source)
              for m in memory.moves_for_site(store, url)]
