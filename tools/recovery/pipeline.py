@@ -121,27 +121,30 @@ async def recover(
     recovery.requests = fetcher.requests - requests_before
     recovery.seconds = round(time.monotonic() - started, 3)
     if store is not None:
-        # Learn (FABLE): what this recovery saw move teaches the site's rewrite rules.
-        # (the answer is made: what fails now is recorded in it)
+        # Learn (FABLE): what this recovery saw move teaches the site's rewrite rules. What
+        # fails now is recorded like every failure (Findings.fail), then given in the answer.
+        learning = len(found.failures)
         for old_url, new_url, source in learned_moves(recovery, redirects):
-            await memory.stored(recovery.failures.append, f"recording the {source}", None,
+            await memory.stored(found.fail, f"recording the {source}", None,
                                 record_move, store, old_url, new_url, source, required=True)
         for elsewhere in answers_elsewhere(recovery):
-            await memory.stored(recovery.failures.append,
-                                "recording where an answer was found", False,
+            await memory.stored(found.fail, "recording where an answer was found", False,
                                 record_elsewhere, store, recovery.url, elsewhere,
                                 required=True)
+        recovery.failures.extend(found.failures[learning:])
         if recovery.all_failed or any(f.engine == "store" for f in recovery.failures):
             # Parts of this answer are missing because the database, or every engine or
             # archive, failed: it is given, with the failures named, but not remembered — the
             # next request redoes it.
             return recovery
-        await memory.stored(recovery.failures.append, "remembering the answer", None,
+        remembering = len(found.failures)
+        await memory.stored(found.fail, "remembering the answer", None,
                             memory.remember_answer, store, str(dead), key, recovery, {
                                 "source_url": source_url, "anchor": anchor,
                                 "context": context,
                                 "link_date": link_date.isoformat() if link_date else None,
                             })
+        recovery.failures.extend(found.failures[remembering:])
     return recovery
 
 
