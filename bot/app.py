@@ -28,14 +28,13 @@ from pagetrail.bot import blocks, textcheck
 from pagetrail.bot.engine import BotEngine
 from pagetrail.bot.handlers import DigestRunner, SlackBot
 from pagetrail.bot.home import home_entries, home_view
-from pagetrail.bot.posting import SlackPoster, web_client
+from pagetrail.bot.posting import SlackPoster, secret, web_client
 from pagetrail.bot.ratelimit import KeyedLimiter, default_limiter
 from pagetrail.bot.workspaces import (
     ThreadedInstallationStore,
     Workspaces,
     oauth_configured,
     oauth_stores,
-    secret,
     workspaces_for,
 )
 

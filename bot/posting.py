@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
+from pydantic import SecretStr
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -25,6 +26,11 @@ from pagetrail import PagetrailError
 from pagetrail.bot.blocks import validate_message
 
 RATE_LIMIT_RETRIES = 3
+
+
+def secret(value: SecretStr | None) -> str:
+    """A secret setting's value, blank when unset (the app and the digest poster read it)."""
+    return value.get_secret_value().strip() if value is not None else ""
 
 
 class SlackPostFailed(PagetrailError):

@@ -19,7 +19,6 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from pydantic import SecretStr
 from slack_bolt.error import BoltError
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.installation_store.models.bot import Bot
@@ -37,7 +36,7 @@ from pagetrail import (
     slack_channel_teams,
     slack_oauth_stores,
 )
-from pagetrail.bot.posting import SlackPoster, SlackPostFailed, web_client
+from pagetrail.bot.posting import SlackPoster, SlackPostFailed, secret, web_client
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -213,8 +212,6 @@ class InstalledWorkspaces:
         return [channel for channel in await _watched(self.store) if channel in mine]
 
 
-def secret(value: SecretStr | None) -> str:
-    return value.get_secret_value().strip() if value is not None else ""
 
 
 def oauth_configured(settings: Settings) -> bool:

@@ -133,7 +133,7 @@ def agrees(case: dict[str, Any], recovery: Recovery) -> bool:
 async def _recover_all(world: Any, cases: list[dict[str, Any]], *, jobs: int,
                        progress: _Progress) -> tuple[list[Recovery], list[str]]:
     """Every case's recovery, and the world's services found down at the end."""
-    from pagetrail import Store, recover
+    from pagetrail import Store, recover_link
     from pagetrail.lab import Testbed
 
     started = time.monotonic()
@@ -148,12 +148,12 @@ async def _recover_all(world: Any, cases: list[dict[str, Any]], *, jobs: int,
                 source = case.get("source") or {}
                 date = case.get("link_date")
                 async with limit:
-                    recovery = await recover(
+                    recovery = await recover_link(
                         case["url"], source_url=source.get("url"), anchor=source.get("anchor"),
                         context=source.get("context"),
                         link_date=datetime.fromisoformat(date.replace("Z", "+00:00"))
                         if date else None,
-                        settings=settings, store=store,
+                        slim=False, settings=settings, store=store,
                     )
                 progress(case, recovery)
                 return recovery

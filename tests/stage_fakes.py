@@ -14,7 +14,14 @@ from pagetrail.tools.errors import FetchFailed
 from pagetrail.tools.evidence.queryplan import QueryEvidence
 from pagetrail.tools.models import Hit
 from pagetrail.tools.ranking.rank import Reference
-from pagetrail.tools.recovery.context import Budget, Context, DeadURL, Engines, Findings
+from pagetrail.tools.recovery.context import (
+    Budget,
+    Context,
+    DeadURL,
+    DirectEvidence,
+    Engines,
+    Findings,
+)
 from pagetrail.tools.settings import Settings
 
 
@@ -88,7 +95,7 @@ def make_context(url: str = "https://old.example/news/solar-farms-double.html", 
                  engines: list[Any] | None = None, fetcher: TableFetcher | None = None,
                  evidence: QueryEvidence | None = None, methods: frozenset[str] | None = None,
                  host_silent: bool = False, site_gone: bool = False, store: Any = None,
-                 ) -> tuple[Context, Findings]:
+                 direct: DirectEvidence | None = None) -> tuple[Context, Findings]:
     dead = DeadURL(url)
     engines = engines if engines is not None else []
     settings = Settings()
@@ -106,5 +113,6 @@ def make_context(url: str = "https://old.example/news/solar-farms-double.html", 
         site_query=site_query,
         listing_queries=list(dict.fromkeys(
             q for q in (site_query, " ".join(evidence.url_terms)) if q)),
+        direct=direct or DirectEvidence(),
     )
-    return ctx, Findings(dead, budget)
+    return ctx, Findings.start(dead, budget)

@@ -17,8 +17,8 @@ from pagetrail.tools.eval.alias_eval import (
     own_move_indices,
     strict_key,
 )
+from pagetrail.tools.learning.aliases import KnownMove
 from pagetrail.tools.net.urls import same_url
-from pagetrail.tools.recovery.aliases import KnownMove
 
 
 def gt_row(url: str, alias: str, inference: str | None = None,
@@ -158,7 +158,7 @@ def test_top_k_upper_bound_counts_unconfirmed_proposals(tmp_path: Path) -> None:
 
 def test_top_k_pairs_take_the_hit_else_the_first_proposal() -> None:
     from pagetrail.tools.eval.alias_eval import AliasCase, Judged, top_k_pairs
-    from pagetrail.tools.recovery.aliases import Proposal, Thresholds
+    from pagetrail.tools.learning.aliases import Proposal, Thresholds
 
     ranked = [[Proposal(f"https://x.example/{n}", "r", 1, 3, 0.25, 0, 0) for n in "abcd"]]
     cases = [AliasCase("http://x.example/old", "https://x.example/c/"),
@@ -174,7 +174,7 @@ def test_sweep_scores_each_threshold_on_the_real_world_aliases(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from pagetrail.cli.main import main
     from pagetrail.tools.eval.alias_eval import SWEEP_GRID
-    from pagetrail.tools.recovery.aliases import DEFAULT_THRESHOLDS
+    from pagetrail.tools.learning.aliases import DEFAULT_THRESHOLDS
 
     # Real-world moves: one folder moved by a prefix rule (learnable), one by renames that
     # no rule explains (nothing confident there).

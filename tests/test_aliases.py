@@ -11,8 +11,7 @@ from loopback import Loopback, QuietHandler
 
 from pagetrail.store import Store
 from pagetrail.tools.errors import InvalidURL
-from pagetrail.tools.net.urls import same_url
-from pagetrail.tools.recovery.aliases import (
+from pagetrail.tools.learning.aliases import (
     KnownMove,
     Style,
     Thresholds,
@@ -26,6 +25,7 @@ from pagetrail.tools.recovery.aliases import (
     structural,
     verify_proposals,
 )
+from pagetrail.tools.net.urls import same_url
 from pagetrail.tools.recovery.memory import moves_for_site, record_move
 
 
@@ -323,8 +323,8 @@ def site() -> Iterator[str]:
 
 
 async def test_verify_proposals_fetches_and_compares(site: str) -> None:
+    from pagetrail.tools.learning.aliases import Proposal
     from pagetrail.tools.net.fetch import Fetcher
-    from pagetrail.tools.recovery.aliases import Proposal
     from pagetrail.tools.settings import Settings
 
     proposals = [Proposal(f"{site}/new/{name}", "r", 2, 2, 0.67, 0, 0)

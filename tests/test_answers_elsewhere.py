@@ -196,7 +196,7 @@ def test_an_answer_site_map_is_read_once_a_day_across_recoveries(elsewhere_world
 
     async def read() -> tuple[dict[str, str], int]:
         async with Fetcher(settings) as fetcher:
-            found = Findings(DeadURL("https://www.valleynews.example/x"), Budget())
+            found = Findings.start(DeadURL("https://www.valleynews.example/x"), Budget())
             pages, _error = await site_pages(store, found, SiteEngine(fetcher), origin)
             assert not found.failures
             return pages, fetcher.requests

@@ -17,7 +17,7 @@ import pytest
 
 from pagetrail.cli.main import main
 from pagetrail.tools.errors import InvalidURL, ModelMissing
-from pagetrail.tools.recovery.classify import (
+from pagetrail.tools.learning.classify import (
     CANDIDATES_FILE,
     DEFAULT_VARIANT,
     META_FILE,

@@ -89,7 +89,7 @@ def _hold_lock(path: Path, seconds: float) -> subprocess.Popen:
 @pytest.mark.slow
 async def test_a_writer_lock_past_the_busy_timeout_loses_no_learned_move_or_pick(
         tiny_world, testbed, tmp_path, caplog) -> None:
-    from pagetrail import record_pick, recover
+    from pagetrail import record_pick, recover_link
     from pagetrail.store import Store
     from pagetrail.store.picks import picks_on_host
     from pagetrail.tools.net.urls import site_of
@@ -102,8 +102,8 @@ async def test_a_writer_lock_past_the_busy_timeout_loses_no_learned_move_or_pick
         locker = _hold_lock(path, HOLD)
         started = time.monotonic()
         try:
-            recovery = await recover(tiny_world.moved_from, anchor="solar farm boom",
-                                     settings=testbed.settings(), store=store)
+            recovery = await recover_link(tiny_world.moved_from, anchor="solar farm boom",
+                                          slim=False, settings=testbed.settings(), store=store)
             picked = await record_pick(tiny_world.moved_from, tiny_world.moved_to,
                                        by="tester", store=store)
         finally:

@@ -59,3 +59,56 @@ def test_fitted_values_come_from_the_one_data_file(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="not a JSON object"):
         policy.fitted(path)
+
+
+# Modules of the recovery and the ranking that hold no policy of their own (the lab code —
+# classifier, related pages, alias inference — keeps its own, fitted, thresholds).
+LAB = {"classify.py", "related.py", "aliases.py"}
+
+
+def _policy_literals(path):
+    """Module-level numeric constants and comparisons with a fractional literal (the
+    thresholds a module would keep of its own)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(
+                node.value, ast.Constant) and type(node.value.value) in (int, float):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found += [f"{path.name}:{node.lineno} {t.id}" for t in targets
+                      if isinstance(t, ast.Name) and t.id.isupper()]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for value in [node.left, *node.comparators]:
+                if isinstance(value, ast.Constant) and type(value.value) is float \
+                        and value.value not in (0.0, 1.0):
+                    found.append(f"{path.name}:{node.lineno} {value.value}")
+    return found
+
+
+def test_no_threshold_outside_the_policy():
+    from pathlib import Path
+
+    import pagetrail.tools as tools
+
+    root = Path(tools.__file__).parent
+    paths = [p for folder in ("ranking", "recovery") for p in (root / folder).rglob("*.py")
+             if p.name not in LAB]
+    literals = [hit for path in paths for hit in _policy_literals(path)]
+    assert literals == []
+
+
+def test_one_source_weight_table():
+    from pathlib import Path
+
+    import pagetrail.tools as tools
+
+    root = Path(tools.__file__).parent
+    tables = [p.name for folder in ("ranking", "recovery") for p in (root / folder).rglob("*.py")
+              if '"anchor": 2.0' in p.read_text(encoding="utf-8")]
+    assert tables == []
+    assert set(policy.SOURCE_WEIGHTS) == {"context_similarity", "text_match"}
+    for weights in policy.SOURCE_WEIGHTS.values():
+        assert set(weights) == {"anchor", "context", "linking", "url"}

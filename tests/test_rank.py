@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from pagetrail.tools import policy
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import Document, Hit, Query, Scores
 from pagetrail.tools.ranking.rank import (
     CANDIDATE_FEATURES,
     DEFAULT_CALIBRATION,
     FEATURES,
-    MOVED_COSINE,
     Calibration,
     CandidateEvidence,
     Reference,
@@ -108,7 +108,7 @@ def test_moved_page_ranks_first_then_the_same_story_elsewhere(memento, candidate
     ranked = rank_candidates(reference, candidates)
     assert [c.url for c in ranked[:2]] == [MOVED, page("wework_techcrunch").url]
     first, second = ranked[0], ranked[1]
-    assert first.kind == "moved" and first.scores.content_cosine >= MOVED_COSINE
+    assert first.kind == "moved" and first.scores.content_cosine >= policy.MOVED_COSINE
     assert first.confidence > 0.5
     assert second.kind == "replacement"
     assert second.confidence < first.confidence

@@ -46,10 +46,10 @@ def test_an_unread_twin_is_the_dead_url_and_a_read_one_is_ranked_on_its_page():
 
 
 def test_a_twin_of_the_dead_url_is_checked_with_the_direct_evidence():
-    found = Findings(DEAD, Budget(fetch_per_query=2))
+    found = Findings.start(DEAD, Budget())
     found.add_hit("TI", Hit(url="https://a.example/1", rank=1, engine="web"))
     found.add_hit("LINKS", Hit(url=DEAD.upper().replace("HTTPS://", "http://"), rank=40,
                                engine="links"))
-    order = [e.url for e in fetch_order(found, DEAD)]
+    order = [e.url for e in fetch_order(found, DEAD, depth=2)]
     assert order[0].startswith("http://") and order[1] == "https://a.example/1"
-    assert [e.url for e in fetch_order(found)] == ["https://a.example/1"]  # deep: not fetched
+    assert [e.url for e in fetch_order(found, "", depth=2)] == ["https://a.example/1"]  # deep: not fetched

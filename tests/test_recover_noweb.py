@@ -169,9 +169,9 @@ def test_link_following_fuses_term_overlap_and_url_likeness():
              for i, name in enumerate(("exodus", "gemini", "kraken", "binance", "robinhood",
                                        "bitmart", "okex"))]
     links.append(Link(url=moved, anchor="Coinbase vs. Coinbase Pro: How Do They Compare?"))
-    found = Findings(DeadURL(dead), Budget())
-    found.outlinks[f"{site}/topics/coinbase"] = links
-    added = follow_links(found, "Coinbase vs. Coinbase Pro: How do they compare?",
+    found = Findings.start(DeadURL(dead), Budget())
+    found.pages.outlinks[f"{site}/topics/coinbase"] = links
+    added = follow_links(found, dead, set(), "Coinbase vs. Coinbase Pro: How do they compare?",
                          {"money.example"})
     assert added == LINK_CANDIDATES
     hits = {e.url: e.hits for e in found.candidates.values()}

@@ -18,9 +18,8 @@ from test_classify import write_directory_file
 from pagetrail.cli.main import main
 from pagetrail.tools.content.uritokens import similarity_tokens
 from pagetrail.tools.errors import ConfigError, InvalidURL, ModelMissing
-from pagetrail.tools.models import Memento
-from pagetrail.tools.recovery.classify import load_candidates, train
-from pagetrail.tools.recovery.related import (
+from pagetrail.tools.learning.classify import load_candidates, train
+from pagetrail.tools.learning.related import (
     RELATED_NOTE,
     archival_quality,
     embedded_resources,
@@ -33,6 +32,7 @@ from pagetrail.tools.recovery.related import (
     recommend_archived,
     temporal_similarity,
 )
+from pagetrail.tools.models import Memento
 from pagetrail.tools.settings import Settings
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -5,7 +5,7 @@ The tiny world archives no site's home page, and related pages are home pages of
 the lost URL's topic, so this module builds its own small world: sites of two topics (made-up
 names), some of them with archived home pages, served by a testbed of its own. Each test that
 needs a classifier writes a url<TAB>category file into PAGETRAIL_DATA_DIR and trains on it
-with tools.recovery.classify.train, as a user would with `pagetrail classify train --data PATH`.
+with tools.learning.classify.train, as a user would with `pagetrail classify train --data PATH`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pagetrail.bot.ratelimit import KeyedLimiter, Limit
 from pagetrail.bot.server import asgi_app
 from pagetrail.server.app import build_server
 from pagetrail.store import Store
-from pagetrail.tools.recovery.classify import train
+from pagetrail.tools.learning.classify import train
 from pagetrail.tools.settings import data_dir
 from pagetrail.tools.testbed.runner import TestbedThread, start_in_thread
 from pagetrail.tools.testbed.worldgen import WorldBuilder

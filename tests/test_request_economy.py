@@ -17,6 +17,7 @@ from pagetrail.tools.net.fetch import Fetcher, unexplained_proxy_refusals
 from pagetrail.tools.net.urls import host_variants
 from pagetrail.tools.ranking.rank import CandidateEvidence, Reference
 from pagetrail.tools.recovery.candidates import content_confirms, fetch_candidates, verify_top
+from pagetrail.tools.recovery.chain import moved_for_sure
 from pagetrail.tools.recovery.stages import moved_host
 from pagetrail.tools.recovery.stages.moved_host import probe_order
 
@@ -137,9 +138,9 @@ def test_the_second_wave_is_skipped_when_the_first_holds_the_page():
     ctx, found = make_context(DEAD, fetcher=fetcher)
     ctx = _with_memento(ctx)
     _candidates(found, URLS)
-    asyncio.run(fetch_candidates(ctx, found))
+    asyncio.run(fetch_candidates(ctx, found, moved_for_sure))
     assert fetcher.requests == policy.FIRST_FETCH_WAVE
-    assert len(found.fetched) == policy.FIRST_FETCH_WAVE  # the others stay for a later rank
+    assert len(found.pages.fetched) == policy.FIRST_FETCH_WAVE  # the others stay for a later rank
 
 
 def test_without_a_confirmed_page_every_candidate_is_read():
@@ -149,7 +150,7 @@ def test_without_a_confirmed_page_every_candidate_is_read():
     ctx, found = make_context(DEAD, fetcher=fetcher)
     ctx = _with_memento(ctx)
     _candidates(found, URLS)
-    asyncio.run(fetch_candidates(ctx, found))
+    asyncio.run(fetch_candidates(ctx, found, moved_for_sure))
     assert fetcher.requests == len(URLS)
     assert found.candidates[next(k for k in found.candidates if k.endswith("/n/5"))].document
 
@@ -161,12 +162,12 @@ def test_a_listing_quoting_the_article_confirms_nothing():
     ctx = _with_memento(ctx)
     page = CandidateEvidence(url=URLS[0], document=parse_document(
         _page("Solar farms double", ARTICLE), URLS[0]))
-    assert content_confirms(ctx.reference, page)
+    assert content_confirms(ctx.reference, page, moved_for_sure)
     page.listing = 0.5
-    assert not content_confirms(ctx.reference, page)
+    assert not content_confirms(ctx.reference, page, moved_for_sure)
     other = CandidateEvidence(url=URLS[1], document=parse_document(
         _page("Council", OTHER), URLS[1]))
-    assert not content_confirms(ctx.reference, other)
+    assert not content_confirms(ctx.reference, other, moved_for_sure)
 
 
 def _ranked_unread(pages):
@@ -225,7 +226,7 @@ def test_pages_of_a_gone_host_are_not_read_and_are_no_answer():
         fetcher = TableFetcher(pages)
         ctx, found = make_context(DEAD, fetcher=fetcher, site_gone=gone)
         _candidates(found, [*URLS[:2], elsewhere])
-        asyncio.run(fetch_candidates(ctx, found))
+        asyncio.run(fetch_candidates(ctx, found, moved_for_sure))
         assert fetcher.requests == read
         kept = {e.url for e in found.candidates.values()}
         assert kept == ({elsewhere} if gone else {*URLS[:2], elsewhere})
@@ -240,17 +241,17 @@ def test_a_deep_topic_hit_is_read_only_on_a_site_whose_links_are_followed():
     from pagetrail.tools.recovery.candidates import fetch_order
     from pagetrail.tools.recovery.context import Budget, DeadURL, Findings
 
-    found = Findings(DeadURL(DEAD), Budget(fetch_per_query=4))
+    found = Findings.start(DeadURL(DEAD), Budget())
     deep = policy.TOPIC_FETCH_PER_QUERY + 1
     found.add_hit("ANC", Hit(url="https://gardenguide.example/tag/solar/", rank=deep,
                              engine="searxng"))
     found.add_hit("ANC", Hit(url="https://elsewhere.example/solar", rank=deep,
                              engine="searxng"))
     found.add_hit("TI", Hit(url="https://other.example/c", rank=deep, engine="searxng"))
-    assert sorted(e.url for e in fetch_order(found, DEAD)) == [
+    assert sorted(e.url for e in fetch_order(found, DEAD, depth=4)) == [
         "https://gardenguide.example/tag/solar/", "https://other.example/c"]
     found.listed_sites.add("elsewhere.example")  # a site the page may have moved to
-    assert "https://elsewhere.example/solar" in [e.url for e in fetch_order(found, DEAD)]
+    assert "https://elsewhere.example/solar" in [e.url for e in fetch_order(found, DEAD, depth=4)]
 
 
 # ------------------------------------------------------------------ the link graph
@@ -283,9 +284,10 @@ def test_follow_links_adds_no_unrelated_link_of_the_folder():
     links = [Link(url=moved, anchor="Solar farms double their output"),
              Link(url=f"{site}/news/2020/library-budget", anchor="Library budget debated"),
              Link(url=f"{site}/news/", anchor="News")]
-    found = Findings(DeadURL(DEAD), Budget())
-    found.outlinks[f"{site}/news/2020/"] = links
-    assert follow_links(found, "Solar farms double their output", {"gardenguide.example"}) == 1
+    found = Findings.start(DeadURL(DEAD), Budget())
+    found.pages.outlinks[f"{site}/news/2020/"] = links
+    assert follow_links(found, DEAD, set(), "Solar farms double their output",
+                        {"gardenguide.example"}) == 1
     assert [e.url for e in found.candidates.values()] == [moved]
 
 
@@ -318,5 +320,5 @@ def test_without_web_search_a_query_list_is_read_deeper():
         ctx, found = make_context(DEAD, fetcher=fetcher, engines=engines)
         found.add_hit("SITE", Hit(url=deep, title="x", rank=policy.FETCH_PER_QUERY_NO_WEB,
                                   engine="site"))
-        asyncio.run(fetch_candidates(ctx, found))
+        asyncio.run(fetch_candidates(ctx, found, moved_for_sure))
         assert fetcher.requests == read

@@ -7,6 +7,7 @@ import asyncio
 
 from stage_fakes import Listing, ListingEngine, Response, TableFetcher, make_context
 
+from pagetrail.tools.recovery.homes import Guesses
 from pagetrail.tools.recovery.sibling_redirects import directory, pick_siblings, proposals
 from pagetrail.tools.recovery.stages import siblings
 
@@ -57,13 +58,19 @@ def _site(dead_status: int = 404) -> tuple[ListingEngine, TableFetcher]:
     return mapper, TableFetcher(pages)
 
 
+def _siblings() -> siblings.Siblings:
+    """The siblings stage as a recovery makes it (its own guesses)."""
+    return siblings.Siblings(Guesses())
+
+
 def test_a_url_only_link_gets_the_siblings_rule_with_at_most_three_checks() -> None:
     mapper, fetcher = _site()
     ctx, found = make_context(DEAD, engines=[mapper], fetcher=fetcher)
-    asks = asyncio.run(siblings.plan(ctx, found))
+    stage = _siblings()
+    asks = asyncio.run(stage.plan(ctx, found))
     assert "https://specs.lab.example/spec-0404/" in {e.url for e in found.candidates.values()}
     assert asks.added >= 1 and fetcher.requests == 3
-    asyncio.run(siblings.plan(ctx, found))
+    asyncio.run(stage.plan(ctx, found))
     assert fetcher.requests == 3  # once a recovery
 
 
@@ -73,18 +80,18 @@ def test_a_link_with_words_and_candidates_costs_no_check() -> None:
     ctx.reference.anchor = "Spec 404"
     found.add_hit("SITE", siblings.Hit(url="https://www.lab.example/notes/other/", rank=1,
                                        engine="mapper"))
-    asyncio.run(siblings.plan(ctx, found))
+    asyncio.run(_siblings().plan(ctx, found))
     assert fetcher.requests == 0
 
 
 def test_the_siblings_redirects_are_kept_so_the_folder_is_checked_once(store) -> None:
     mapper, fetcher = _site()
     ctx, found = make_context(DEAD, engines=[mapper], fetcher=fetcher, store=store)
-    asyncio.run(siblings.plan(ctx, found))
+    asyncio.run(_siblings().plan(ctx, found))
     assert fetcher.requests == 3
     other = "https://www.lab.example/notes/specs/spec-0500/"
     ctx, found = make_context(other, engines=[mapper], fetcher=fetcher, store=store)
-    asyncio.run(siblings.plan(ctx, found))
+    asyncio.run(_siblings().plan(ctx, found))
     assert fetcher.requests == 3  # the kept redirects answered
     assert "https://specs.lab.example/spec-0500/" in {e.url for e in found.candidates.values()}
 
@@ -94,6 +101,6 @@ def test_a_sibling_still_at_its_address_ends_the_checks() -> None:
     first = next(iter(MOVED))
     fetcher.pages[first] = Response(status=200)  # the folder did not move
     ctx, found = make_context(DEAD, engines=[mapper], fetcher=fetcher)
-    asyncio.run(siblings.plan(ctx, found))
+    asyncio.run(_siblings().plan(ctx, found))
     assert fetcher.requests == 1
     assert "https://specs.lab.example/spec-0404/" not in {e.url for e in found.candidates.values()}

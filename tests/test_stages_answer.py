@@ -29,7 +29,7 @@ def _live(confidence: float) -> Candidate:
 
 
 def _answer(ranked, memento=None, anchor_facts=None):
-    return answer.for_dead(DEAD, Findings(DEAD, Budget()), DEAD_CHECK, memento, ranked,
+    return answer.for_dead(DEAD, Findings.start(DEAD, Budget()), DEAD_CHECK, memento, ranked,
                            anchor_facts, {})
 
 
@@ -76,11 +76,11 @@ def test_a_silent_host_is_gone_but_one_that_answers_5xx_is_not():
 
 
 def test_direct_evidence_is_fetched_first_then_the_best_ranked_hits():
-    found = Findings(DEAD, Budget(fetch_per_query=2))
+    found = Findings.start(DEAD, Budget())
     found.add_hit("TI", Hit(url="https://a.example/1", rank=1, engine="web"))
     found.add_hit("TI", Hit(url="https://a.example/3", rank=3, engine="web"))  # too deep
     found.add_hit("INFER", Hit(url="https://old.example/rule", rank=1, engine="rules"))
     found.add_hit("PICK", Hit(url="https://old.example/pick", rank=1, engine="store"))
-    assert [e.url for e in fetch_order(found)] == [
+    assert [e.url for e in fetch_order(found, DEAD, depth=2)] == [
         "https://old.example/pick", "https://old.example/rule", "https://a.example/1"]
     assert found.add_hit("TI", Hit(url=DEAD, rank=1, engine="web")) is None  # the dead URL

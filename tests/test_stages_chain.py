@@ -14,7 +14,7 @@ from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import ArchivedRedirect, Candidate, Scores
 from pagetrail.tools.ranking.rank import Reference
 from pagetrail.tools.recovery import chain
-from pagetrail.tools.recovery.context import Ask, Asks, Engines
+from pagetrail.tools.recovery.context import Ask, Asks, DeadURL, Engines
 from pagetrail.tools.recovery.stages import direct
 
 DEAD = "https://old.example/news/solar-farms-double.html"
@@ -69,19 +69,29 @@ def test_the_stop_rule_is_the_policys():
 
 
 def test_direct_evidence_adds_archived_redirects_unless_not_allowed():
-    ctx, found = make_context(DEAD)
     redirect = ArchivedRedirect(original_url=DEAD, target_url="https://old.example/energy/x",
                                 datetime="2020-01-01T00:00:00Z", status=301,
                                 memento_url="https://web.archive.org/web/2020/x")
-    evidence: dict[str, object] = {}
-    known = asyncio.run(direct.gather(ctx.url, None, None, found, [redirect], "", evidence))
+    known = asyncio.run(direct.read(DeadURL(DEAD), None, None, [].append, [redirect], ""))
+    assert known.picks == () and known.redirects == (redirect,)
+    ctx, found = make_context(DEAD, direct=known)
+    assert asyncio.run(direct.Direct().plan(ctx, found)).added == 1
     assert [e.url for e in found.candidates.values()] == ["https://old.example/energy/x"]
-    assert evidence["archived_redirects"] == ["https://old.example/energy/x"]
-    assert known.picks == [] and found.archived_redirects == [redirect]
-    assert asyncio.run(direct.plan(ctx, found)).added == 1
-    _ctx, none_found = make_context(DEAD)
-    asyncio.run(direct.gather(ctx.url, None, frozenset({"TI"}), none_found, [redirect], "", {}))
+    only_titles, none_found = make_context(DEAD, direct=known, methods=frozenset({"TI"}))
+    assert asyncio.run(direct.Direct().plan(only_titles, none_found)).added == 0
     assert none_found.candidates == {}
+
+
+def test_the_chain_runs_every_stage_with_its_own_state():
+    """The chain makes its stages per recovery: two recoveries share no bookkeeping."""
+    ctx, found = make_context(DEAD)
+    first, second = chain.Chain(ctx, found), chain.Chain(ctx, found)
+    assert first.neighbourhood[0] is not second.neighbourhood[0]
+    # the siblings and the moved host share one recovery's guesses, and only those
+    assert first.neighbourhood[0].guesses is first.site[1].guesses  # type: ignore[attr-defined]
+    assert first.site[1].guesses is not second.site[1].guesses  # type: ignore[attr-defined]
+    assert [s.NAME for s in (*first.direct, *first.site, *first.neighbourhood)] == [
+        "direct", "dead site", "moved host", "siblings", "answer sites", "links"]
 
 
 class PluginMapper:

@@ -9,6 +9,7 @@ from stage_fakes import Listing, ListingEngine, TableEngine, make_context
 
 from pagetrail.tools.models import Candidate, Hit, Link, Scores
 from pagetrail.tools.recovery.context import Ask
+from pagetrail.tools.recovery.homes import Guesses
 from pagetrail.tools.recovery.stages import answer_sites, links, siblings, web
 
 DEAD = "https://old.example/news/solar-farms-double.html"
@@ -18,11 +19,12 @@ def test_siblings_try_the_slug_under_the_candidates_folders():
     ctx, found = make_context(DEAD, engines=[ListingEngine("mapper")])
     found.add_hit("SITE", Hit(url="https://old.example/read/wind-parks-grow.html", rank=1,
                               engine="mapper"))
-    asks = asyncio.run(siblings.plan(ctx, found))
+    stage = siblings.Siblings(Guesses())
+    asks = asyncio.run(stage.plan(ctx, found))
     assert asks.added == 1 and not asks.now
     assert "https://old.example/read/solar-farms-double.html" in {
         e.url for e in found.candidates.values()}
-    again = asyncio.run(siblings.plan(ctx, found))
+    again = asyncio.run(stage.plan(ctx, found))
     assert again.added == 0  # each transplant once a recovery
 
 
@@ -30,7 +32,7 @@ def test_no_siblings_for_a_gone_site():
     ctx, found = make_context(DEAD, site_gone=True)
     found.add_hit("SITE", Hit(url="https://old.example/read/wind-parks-grow.html", rank=1,
                               engine="x"))
-    assert asyncio.run(siblings.plan(ctx, found)).added == 0
+    assert asyncio.run(siblings.Siblings(Guesses()).plan(ctx, found)).added == 0
 
 
 def test_siblings_try_the_dead_path_where_the_candidates_show_its_folder_even_for_a_gone_site():
@@ -40,7 +42,8 @@ def test_siblings_try_the_dead_path_where_the_candidates_show_its_folder_even_fo
              "harbourpaper.net")
     for i, host in enumerate(hosts):
         found.add_hit("TI", Hit(url=f"https://{host}/news/wind-{i}.html", rank=1, engine="web"))
-    asks = asyncio.run(siblings.plan(ctx, found))
+    stage = siblings.Siblings(Guesses())
+    asks = asyncio.run(stage.plan(ctx, found))
     # /news/ is no site's own folder: only the hosts named after the site count, and at most
     # two of them a recovery.
     assert asks.added == 2
@@ -50,11 +53,11 @@ def test_siblings_try_the_dead_path_where_the_candidates_show_its_folder_even_fo
     assert not any(e.url.startswith(("https://new.example/news/solar",
                                      "https://harbourpaper.net/news/solar"))
                    for e in found.candidates.values())
-    assert asyncio.run(siblings.plan(ctx, found)).added == 0  # each once a recovery
+    assert asyncio.run(stage.plan(ctx, found)).added == 0  # each once a recovery
     restricted, nothing = make_context(dead, methods=frozenset({"TI"}))
     nothing.add_hit("TI", Hit(url="https://harbourpaper.org/news/wind.html", rank=1,
                               engine="web"))
-    assert asyncio.run(siblings.plan(restricted, nothing)).added == 0
+    assert asyncio.run(siblings.Siblings(Guesses()).plan(restricted, nothing)).added == 0
 
 
 def test_answer_sites_maps_give_pages_carrying_the_query_terms_once_a_recovery():
@@ -63,12 +66,13 @@ def test_answer_sites_maps_give_pages_carrying_the_query_terms_once_a_recovery()
         "https://mirror.example/", pages={copy: "Solar farms double",
                                           "https://mirror.example/about": "About us"})})
     ctx, found = make_context(DEAD, engines=[mapper])
-    found.answer_sites = ["https://mirror.example/", "https://gone.example/"]
-    asks = asyncio.run(answer_sites.plan(ctx, found))
+    stage = answer_sites.AnswerSites(["https://mirror.example/", "https://gone.example/"])
+    asyncio.run(stage.start(ctx, found))  # the sites are known: the store is not asked
+    asks = asyncio.run(stage.plan(ctx, found))
     assert asks.added == 1
     assert [e.url for e in found.candidates.values()] == [copy]
     assert [f.engine for f in found.failures] == ["elsewhere"]  # gone.example lists nothing
-    assert asyncio.run(answer_sites.plan(ctx, found)).added == 0  # read once
+    assert asyncio.run(stage.plan(ctx, found)).added == 0  # read once
 
 
 def test_links_list_the_site_of_a_related_candidate_and_follow_fetched_pages_links():
@@ -77,15 +81,17 @@ def test_links_list_the_site_of_a_related_candidate_and_follow_fetched_pages_lin
     ctx, found = make_context(DEAD, engines=[mapper, TableEngine("captures", scope="archive")])
     found.ranked = [Candidate(url="https://new.example/energy/solar", kind="replacement",
                               confidence=0.2, scores=Scores(url_similarity=0.6))]
-    asks = asyncio.run(links.plan(ctx, found))
+    stage = links.Links()
+    asks = asyncio.run(stage.plan(ctx, found))
     assert {(a.method, a.site, tuple(a.engines)) for a in asks.now} == {
         ("LINKS", "new.example", ("mapper",)), ("LINKS", "new.example", ("captures",))}
     assert "new.example" in found.listed_sites
-    found.outlinks["https://new.example/energy/"] = [
+    found.pages.outlinks["https://new.example/energy/"] = [
         Link(url=other, anchor="Solar farms double"),
         Link(url="https://elsewhere.example/solar", anchor="Solar farms double")]
-    assert asyncio.run(links.settle(ctx, found)) == 1
+    assert asyncio.run(stage.settle(ctx, found)) == 1
     assert [e.url for e in found.candidates.values()] == [other]
+    assert asyncio.run(stage.settle(ctx, found)) == 0  # a page's links followed once
 
 
 def test_links_ask_nothing_when_not_allowed():
@@ -93,8 +99,9 @@ def test_links_ask_nothing_when_not_allowed():
                               methods=frozenset({"SITE"}))
     found.ranked = [Candidate(url="https://new.example/x", kind="replacement", confidence=0.2,
                               scores=Scores(url_similarity=0.6))]
-    assert asyncio.run(links.plan(ctx, found)).now == []
-    assert asyncio.run(links.settle(ctx, found)) == 0
+    stage = links.Links()
+    assert asyncio.run(stage.plan(ctx, found)).now == []
+    assert asyncio.run(stage.settle(ctx, found)) == 0
 
 
 def test_web_rounds_ask_the_web_and_the_index_never_the_site_engines():
@@ -126,7 +133,7 @@ def test_links_list_a_site_named_after_the_gone_one_however_weak_its_page():
         ctx, found = make_context("https://www.oldnews.example/print/d-1615.html",
                                   engines=[ListingEngine("mapper")], site_gone=gone)
         found.ranked = ranked
-        asks = asyncio.run(links.plan(ctx, found))
+        asks = asyncio.run(links.Links().plan(ctx, found))
         assert {a.site for a in asks.now} == listed
 
 

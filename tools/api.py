@@ -433,7 +433,7 @@ async def recommend_archived(url: str, *, at: datetime | None = None, limit: int
     trained. `url` itself is only classified, never fetched: the requests go to the
     configured archives. `store` is accepted like the other primitives' (nothing is cached).
     """
-    from pagetrail.tools.recovery.related import recommend_archived as recommend
+    from pagetrail.tools.learning.related import recommend_archived as recommend
 
     del store  # same signature as the other primitives; related pages are not cached
     settings = _settings(settings)

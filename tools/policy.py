@@ -11,6 +11,13 @@ Two kinds of value:
 - **fitted** values: the ranking's confidence calibration, written by `bench/calibrate.py`
   into `FITTED_FILE` and read by `fitted()`.
 
+Where the scoring is (for a learned ranking built on it): the ranking's component scores
+(`models.Scores`) are combined with `COMPONENT_WEIGHTS`; the link's words are weighed by
+where they came from with `SOURCE_WEIGHTS`; the calibration's features are
+`ranking.rank.FEATURES` and its hand-set coefficients `HAND_SET_CALIBRATION` (a fitted file,
+`FITTED_FILE`, replaces them); what is weighed after it is `ranking.after.AfterFactors`
+(the LISTING_*, OFFSHOOT_* and TEXT_SHORTFALL_* values below).
+
 Who uses what: `ranking.rank.decide` turns a candidate's features into its confidence (the
 fitted calibration and the direct-evidence floors below); the recovery's answer step
 (`recovery.answer`) applies the answer-level rules (`weak_anchor_confidence`,
@@ -21,10 +28,87 @@ fitted calibration and the direct-evidence floors below); the recovery's answer 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from pagetrail.tools.settings import Settings
+
+# ------------------------------------------------------------------ ranking: scores and weights
+
+# How much each component score counts in a candidate's final score (`rank.combine`).
+# Components the reference has no data for (no archived copy, no usable anchor, no dead
+# URL…) are left out and the rest renormalised; a component missing on the candidate's side
+# (page not fetched) counts 0. Hand-set from Martinez-Romo & Araujo §8.3, Fig. 8.
+COMPONENT_WEIGHTS: dict[str, dict[str, float]] = {
+    # An archived copy exists: content similarity to it dominates (KLD first, §8.3).
+    "memento": {
+        "content_lm": 0.25, "content_cosine": 0.20, "content_resemblance": 0.05,
+        "title_similarity": 0.15, "anchor_dice": 0.05, "context_similarity": 0.05,
+        "url_similarity": 0.07, "same_site": 0.03, "fusion": 0.05, "pick": 0.05,
+        "rule_support": 0.05,
+    },
+    # No archived copy: Dice(anchor, title) first, then context and URL terms (§8.3, Fig. 8).
+    "no_memento": {
+        "anchor_dice": 0.30, "context_similarity": 0.20, "url_similarity": 0.15,
+        "same_site": 0.05, "fusion": 0.15, "pick": 0.08, "rule_support": 0.07,
+        # only when an archived copy has a title but too little text to compare
+        "title_similarity": 0.15,
+    },
+}
+
+# The one table of the link's words by source (anchor, context, linking page, dead URL), one
+# row per score that weighs them:
+# - "context_similarity" (`rank.score_candidate`): the share of the link's words found on a
+#   candidate (its text, title and URL); the dead URL's words count as much as the context's
+#   (hand-set with the first ranking, 3d6c5b2).
+# - "text_match" (`ranking.textref`): without an archived copy, a candidate's main text
+#   against the link's own words (docs/evaluation.md proposal 1): the anchor counts most,
+#   the context and linking page less, the dead URL's words only weakly (a look-alike
+#   repeats them: with the URL's words as the main reference dev3 lost four URL-only
+#   moves). Hand-set from the first measured variants (dev3, dev2; docs/evaluation.md).
+SOURCE_WEIGHTS: dict[str, dict[str, float]] = {
+    "context_similarity": {"anchor": 2.0, "context": 1.0, "url": 1.0, "linking": 0.5},
+    "text_match": {"anchor": 2.0, "context": 1.0, "linking": 0.5, "url": 0.25},
+}
+MAX_LINKING_TERMS = 20  # the linking page's terms taken into the reference, strongest first
+
+# Reciprocal-rank fusion constant (Cormack et al.): a candidate's votes from many queries.
+RRF_K = 60
+# An archived copy with fewer content terms than this cannot vouch for content similarity.
+MIN_CONTENT_TERMS = 20
+# A site's home page is rarely what a deep link pointed to: its final score × this.
+SITE_ROOT_PENALTY = 0.3
+# A not-found phrase only condemns a page this short (~150 words): a long article may say it.
+SHORT_PAGE_CHARS = 1000
+# Candidate titles are untrusted page text: clipped to this many characters.
+TITLE_CHARS = 300
+
+# "moved" — the same page at a new URL (`rank.is_moved`): with an archived copy, ≥ MOVED_COSINE
+# cosine to it (Martinez-Romo & Araujo §4.2's validity threshold) and a title at least
+# MOVED_TITLE alike (edited, not replaced); without one, the same title (TITLE_IDENTICAL) on
+# the same site, or the site's own rewrite rule with MOVED_RULE_SUPPORT (hand-set).
+MOVED_COSINE = 0.9
+MOVED_TITLE = 0.5
+TITLE_IDENTICAL = 0.999
+MOVED_RULE_SUPPORT = 0.5
+
+# The confidence calibration until one is fitted (`rank.DEFAULT_CALIBRATION`: logistic of
+# intercept + Σ coefficient · feature): final 0.75 (a verified move) → 0.98; 0.5 → 0.5;
+# 0.3 → 0.2; a confirmed move adds 2 to the log-odds (hand-set, 3d6c5b2).
+HAND_SET_CALIBRATION: dict[str, Any] = {"intercept": -4.0,
+                                        "coefficients": {"final": 8.0, "moved": 2.0}}
+
+# What a candidate's one-line explanation (`rank.explain`) mentions: a title, anchor overlap,
+# share of the link's words or URL at least this alike (wording only: no effect on ranking).
+EXPLAIN_SIMILAR_TITLE = 0.5
+EXPLAIN_ANCHOR_WORDS = 0.3
+EXPLAIN_LINK_WORDS = 0.3
+EXPLAIN_SIMILAR_URL = 0.5
+
+# A page grown out of the dead address (`ranking.offshoots`) grows out of a page's name: a
+# last segment this long, or a short number after one (`/story-slug/21`); hand-set.
+OFFSHOOT_NAME_CHARS = 4
 
 # ------------------------------------------------------------------ answering (confidence)
 
@@ -100,11 +184,8 @@ OFFSHOOT_FACTOR = 0.1
 
 # Without an archived copy, a candidate's main text is compared with the link's own words
 # (`ranking.textref`, docs/evaluation.md proposal 1): a look-alike copies the dead URL's
-# slug and title, not the article's text. Reference weights by source: the anchor counts
-# most, the context and linking page less, the dead URL's words only weakly (a look-alike
-# repeats them: with the URL's words as the main reference dev3 lost four URL-only moves).
-# Hand-set from the first measured variants (dev3, dev2; docs/evaluation.md).
-TEXT_REF_WEIGHTS = {"anchor": 2.0, "context": 1.0, "linking": 0.5, "url": 0.25}
+# slug and title, not the article's text. The words' weights by source: SOURCE_WEIGHTS
+# ["text_match"].
 # A term's rarity weight is −log10(p) − 2 (p: general-language frequency), clipped to
 # 1..TEXT_RARITY_CAP: a name weighs up to 4 common words (hand-set).
 TEXT_RARITY_CAP = 4.0
@@ -142,7 +223,7 @@ CONFIRM_MARGIN = 0.3
 # URL can carry it (path segments, query values): numbers are dropped on both sides when the
 # words left still spell this many letters (a slug that is only an id, 'd-161500790', keeps
 # its number). Hand-set: the shortest slug that names a page by its words (as
-# siblings.MIN_SLUG_LETTERS, 6, less the 2 of a one-letter prefix) (#27, proposal 4).
+# MIN_SLUG_LETTERS, 6, less the 2 of a one-letter prefix) (#27, proposal 4).
 SLUG_NAME_LETTERS = 4
 # A candidate's name that is a leading run of the dead slug, cut there (a truncated slug:
 # CMS length limits cut 'key-moments-from-kurt-volkers-and-tim' to 'key-moments-from-kurt-volker')
@@ -175,7 +256,7 @@ COPY_TITLE = 0.8
 # and so is one whose address keeps the lost page's words (hand-set, c5476a7).
 COPY_URL = 0.7
 # Sites that held answers whose own map is read, per recovery. Their maps are kept in the
-# store (memory.LISTING_TTL), so a site costs requests once a day, and only its pages that
+# store (LISTING_TTL), so a site costs requests once a day, and only its pages that
 # match the link's words become candidates. 4 → 8 (#27): a store learns more answer sites
 # than republishers (a host several sites moved to is one too), and at 4 a republisher fell
 # out of the list; dev3 0.866 → 0.877 (c0225, c0257), no case lost, requests unchanged.
@@ -198,6 +279,26 @@ ANSWER_SITE_MIN_COPY_SITES = 1
 ANSWER_SITE_RECALL = 0.5
 ANSWER_SITE_MATCHED = 3
 ANSWER_SITE_PRECISION = 0.75
+
+# ------------------------------------------------------------------ the link's evidence
+
+# Terms taken from each source of the link's evidence (`recovery.link_evidence`): the
+# expansion terms of the context, the URL, the archived copy and the linking page
+# (EVIDENCE_TERMS each), the context's terms in the ranking's reference (CONTEXT_TERMS), the
+# archived copy's tags (TAG_TERMS) and the backlinks' anchor terms (LNLS_TERMS: Martinez-Romo
+# & Araujo's link-neighbourhood signature). Hand-set with the first pipeline.
+EVIDENCE_TERMS = 10
+CONTEXT_TERMS = 20
+TAG_TERMS = 5
+LNLS_TERMS = 4
+# Lost and never archived: RELATED_ARCHIVED archived pages on the same topic, within half
+# the recovery's seconds but at least RELATED_SECONDS (seed 004; hand-set).
+RELATED_ARCHIVED = 5
+RELATED_SECONDS = 5.0
+# Page text returned to callers of `recover_link` (an LLM's context is not free; hand-set).
+CALLER_TEXT_CHARS = 4000
+# Live candidates looked at for copies of the lost page (`recovery.learn.answers_elsewhere`).
+ANSWER_SITE_TOP = 10
 
 # ------------------------------------------------------------------ budget defaults
 
@@ -227,6 +328,46 @@ FETCH_PER_QUERY_NO_WEB = 5
 # every site it lost dev3 c0088, whose answer is linked from a section page of its new host
 # read at rank 4 of an anchor query: hence the exception.
 TOPIC_FETCH_PER_QUERY = 2
+
+# ------------------------------------------------------------------ guessing addresses
+
+# The dead slug under its live siblings' folders (`recovery.siblings.transplants`): at most
+# SIBLING_FOLDERS folders a dead page, the most populated first, and MAX_TRANSPLANTS guessed
+# addresses a recovery (new homes included); a slug spelling fewer than MIN_SLUG_LETTERS
+# letters ('1927', 'faq') names nothing by itself; a folder shows its naming style (numbers
+# or none) from MIN_STYLE_SIBLINGS pages. Hand-set with the siblings stage.
+SIBLING_FOLDERS = 3
+MAX_TRANSPLANTS = 4
+MIN_SLUG_LETTERS = 6
+MIN_STYLE_SIBLINGS = 2
+# The dead path on other hosts that hold pages of its folder (`siblings.new_homes`): at most
+# MAX_NEW_HOMES hosts a recovery; a folder of MIN_OWN_FOLDER_NAMES named (not numeric)
+# segments is the site's own wherever it is seen (/news/uknews/law-and-order/); fewer
+# (/news/, /2019/07/) many sites share (hand-set, docs/evaluation.md).
+MAX_NEW_HOMES = 2
+MIN_OWN_FOLDER_NAMES = 2
+# Proposals of the site's inferred rewrite rules taken as candidates (`stages.direct`).
+RULE_PROPOSALS = 3
+# Pages taken from each answer site's map, best overlap first (`stages.answer_sites`).
+ANSWER_SITE_HITS = 2
+
+# The neighbourhood (`recovery.stages.links`): other sites (where top candidates live) whose
+# own map is read, at most NEIGHBOUR_SITES a recovery, looking NEIGHBOUR_DEPTH deep in the
+# ranking (an unindexed replacement sits on a site whose other pages rank low). Such a
+# candidate names a site worth listing when it resembles the dead page by its URL
+# (NEIGHBOUR_URL), title (NEIGHBOUR_TITLE) or text (NEIGHBOUR_CONTENT), not merely by
+# ranking among weak candidates (hand-set).
+NEIGHBOUR_SITES = 4
+NEIGHBOUR_DEPTH = 8
+NEIGHBOUR_URL = 0.15
+NEIGHBOUR_TITLE = 0.5
+NEIGHBOUR_CONTENT = 0.5
+
+# A remembered answer is given again for ANSWER_CACHE_TTL; an answer site's map, read once a
+# recovery, is kept for LISTING_TTL (the same few sites are read by every recovery: once a
+# day is polite and saves ~3 requests a site). Hand-set.
+ANSWER_CACHE_TTL = timedelta(days=1)
+LISTING_TTL = timedelta(days=1)
 
 # ------------------------------------------------------------------ request economy
 

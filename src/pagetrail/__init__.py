@@ -1,6 +1,6 @@
 """pagetrail — find where a dead web link went.
 
-`import pagetrail` is the Python API: the engine's functions (check, recover, archives,
+`import pagetrail` is the Python API: the engine's functions (check, recover_link, archives,
 signature, tags, search, rank, related pages, scans, digests, watches, batches, workers, the
 store), its result models and its errors. The command line's own tools — evaluation, the
 testbed and its pywb archive, training the URL classifier, the alias evaluation — are
@@ -95,6 +95,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.fix.run import FixReport, LinkVerdict, fix_paths
     from pagetrail.tools.fix.run import Options as FixOptions
     from pagetrail.tools.fix.text import TextCheck, TextLink, check_links_in_text
+    from pagetrail.tools.learning.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
+    from pagetrail.tools.learning.aliases import KnownMove, infer_aliases
+    from pagetrail.tools.learning.aliases import Thresholds as AliasThresholds
+    from pagetrail.tools.learning.classify import classify_url
     from pagetrail.tools.linkcheck.check import summary_line as check_summary
     from pagetrail.tools.models import (
         ArchivedRedirect,
@@ -132,15 +136,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     from pagetrail.tools.net.netguard import ensure_fetchable, origin_of
     from pagetrail.tools.net.urls import same_url, validate_url
     from pagetrail.tools.provenance import setting_sources
-    from pagetrail.tools.recovery.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
-    from pagetrail.tools.recovery.aliases import KnownMove, infer_aliases
-    from pagetrail.tools.recovery.aliases import Thresholds as AliasThresholds
-    from pagetrail.tools.recovery.classify import classify_url
     from pagetrail.tools.recovery.context import ProgressFn as RecoveryProgressFn
     from pagetrail.tools.recovery.memory import moves_for_site
     from pagetrail.tools.recovery.output import robust_link
     from pagetrail.tools.recovery.output import summary_line as recovery_summary
-    from pagetrail.tools.recovery.pipeline import recover
     from pagetrail.tools.scan.digest import (
         ChannelDigest,
         DigestLink,
@@ -271,7 +270,6 @@ _EXPORTS: dict[str, str] = {
     "ensure_fetchable": "pagetrail.tools.net.netguard",
     "origin_of": "pagetrail.tools.net.netguard",
     # The whole recovery pipeline (unslimmed) and its one-line summaries
-    "recover": "pagetrail.tools.recovery.pipeline",
     "RecoveryProgressFn": "pagetrail.tools.recovery.context:ProgressFn",
     "recovery_summary": "pagetrail.tools.recovery.output:summary_line",
     "robust_link": "pagetrail.tools.recovery.output",
@@ -303,12 +301,12 @@ _EXPORTS: dict[str, str] = {
     "configured_digest_runner": "pagetrail.tools.workers.dispatch",
     "prepare_distributed": "pagetrail.tools.workers.dispatch",
     # URL topics (related pages; training and evaluating the classifier: pagetrail.lab)
-    "classify_url": "pagetrail.tools.recovery.classify",
+    "classify_url": "pagetrail.tools.learning.classify",
     # Site aliases (rewrite rules learned from known moves)
-    "infer_aliases": "pagetrail.tools.recovery.aliases",
-    "KnownMove": "pagetrail.tools.recovery.aliases",
-    "AliasThresholds": "pagetrail.tools.recovery.aliases:Thresholds",
-    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.recovery.aliases:DEFAULT_THRESHOLDS",
+    "infer_aliases": "pagetrail.tools.learning.aliases",
+    "KnownMove": "pagetrail.tools.learning.aliases",
+    "AliasThresholds": "pagetrail.tools.learning.aliases:Thresholds",
+    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.learning.aliases:DEFAULT_THRESHOLDS",
     # Logging
     "install_log_redaction": "pagetrail.tools.net.logsafe",
     # The store
@@ -471,7 +469,6 @@ __all__ = [
     "recent_recoveries",
     "recommend_archived",
     "record_pick",
-    "recover",
     "recover_confirmed",
     "recover_link",
     "recovery_plan",

@@ -45,31 +45,31 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         build_multiworld_report,
         void_reason,
     )
-    from pagetrail.tools.recovery.classify import (
+    from pagetrail.tools.learning.classify import (
         DEFAULT_KIND as DEFAULT_CLASSIFIER_KIND,
     )
-    from pagetrail.tools.recovery.classify import (
+    from pagetrail.tools.learning.classify import (
         DEFAULT_VARIANT as DEFAULT_CLASSIFIER_VARIANT,
     )
-    from pagetrail.tools.recovery.classify import (
+    from pagetrail.tools.learning.classify import (
         MODEL_KINDS as CLASSIFIER_KINDS,
     )
-    from pagetrail.tools.recovery.classify import (
+    from pagetrail.tools.learning.classify import (
         PAPER_TABLE6 as CLASSIFIER_PAPER_TABLE6,
     )
-    from pagetrail.tools.recovery.classify import (
+    from pagetrail.tools.learning.classify import (
         evaluate as evaluate_classifier,
     )
-    from pagetrail.tools.recovery.classify import (
+    from pagetrail.tools.learning.classify import (
         load_candidates as load_classifier_candidates,
     )
-    from pagetrail.tools.recovery.classify import (
+    from pagetrail.tools.learning.classify import (
         load_examples as load_classifier_examples,
     )
-    from pagetrail.tools.recovery.classify import (
+    from pagetrail.tools.learning.classify import (
         load_model as load_classifier,
     )
-    from pagetrail.tools.recovery.classify import (
+    from pagetrail.tools.learning.classify import (
         train as train_classifier,
     )
     from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
@@ -102,15 +102,15 @@ _EXPORTS: dict[str, str] = {
     "make_subset": "pagetrail.tools.testbed.subset",
 
     # Training and evaluating the URL topic classifier
-    "CLASSIFIER_KINDS": "pagetrail.tools.recovery.classify:MODEL_KINDS",
-    "DEFAULT_CLASSIFIER_KIND": "pagetrail.tools.recovery.classify:DEFAULT_KIND",
-    "DEFAULT_CLASSIFIER_VARIANT": "pagetrail.tools.recovery.classify:DEFAULT_VARIANT",
-    "CLASSIFIER_PAPER_TABLE6": "pagetrail.tools.recovery.classify:PAPER_TABLE6",
-    "evaluate_classifier": "pagetrail.tools.recovery.classify:evaluate",
-    "load_classifier_candidates": "pagetrail.tools.recovery.classify:load_candidates",
-    "load_classifier_examples": "pagetrail.tools.recovery.classify:load_examples",
-    "load_classifier": "pagetrail.tools.recovery.classify:load_model",
-    "train_classifier": "pagetrail.tools.recovery.classify:train",
+    "CLASSIFIER_KINDS": "pagetrail.tools.learning.classify:MODEL_KINDS",
+    "DEFAULT_CLASSIFIER_KIND": "pagetrail.tools.learning.classify:DEFAULT_KIND",
+    "DEFAULT_CLASSIFIER_VARIANT": "pagetrail.tools.learning.classify:DEFAULT_VARIANT",
+    "CLASSIFIER_PAPER_TABLE6": "pagetrail.tools.learning.classify:PAPER_TABLE6",
+    "evaluate_classifier": "pagetrail.tools.learning.classify:evaluate",
+    "load_classifier_candidates": "pagetrail.tools.learning.classify:load_candidates",
+    "load_classifier_examples": "pagetrail.tools.learning.classify:load_examples",
+    "load_classifier": "pagetrail.tools.learning.classify:load_model",
+    "train_classifier": "pagetrail.tools.learning.classify:train",
     "URI_TOKEN_VARIANTS": "pagetrail.tools.content.uritokens:VARIANTS",
 
     # Site aliases evaluated on FABLE's dataset

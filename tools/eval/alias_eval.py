@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pagetrail.tools.errors import PagetrailError
-from pagetrail.tools.net.urls import normalize_url, site_of
-from pagetrail.tools.recovery.aliases import (
+from pagetrail.tools.learning.aliases import (
     DEFAULT_THRESHOLDS,
     KnownMove,
     Proposal,
@@ -38,6 +37,7 @@ from pagetrail.tools.recovery.aliases import (
     learn_rules,
     rank_proposals,
 )
+from pagetrail.tools.net.urls import normalize_url, site_of
 
 GROUND_TRUTH = "ground-truth/ground_truth_500.json"
 DELETED = "ground-truth/deleted_500.json"

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
 
+from pagetrail.tools import policy
 from pagetrail.tools.content.uritokens import FILE_EXTENSION
 from pagetrail.tools.net.urls import site_of
 
@@ -40,9 +41,10 @@ def _page_address(stem: str) -> bool:
     segments = stem.strip("/").split("/")
     if not segments[-1] or stem.count("/") < 1:
         return False
-    if len(segments[-1]) >= 4:
+    if len(segments[-1]) >= policy.OFFSHOOT_NAME_CHARS:
         return True
-    return segments[-1].isdigit() and len(segments) >= 2 and len(segments[-2]) >= 4
+    return segments[-1].isdigit() and len(segments) >= 2 and \
+        len(segments[-2]) >= policy.OFFSHOOT_NAME_CHARS
 
 
 def is_offshoot(dead_url: str, candidate_url: str) -> bool:

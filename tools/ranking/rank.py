@@ -4,7 +4,7 @@ Inputs are the reference evidence (`Reference`: the archived copy when there is 
 anchor text, context terms, the dead URL, past picks) and the fetched candidates
 (`CandidateEvidence`: URL, parsed page, which queries found it at what rank). Every component
 score is reported in `Scores`; they are combined into one `final` score with the weights in
-`WEIGHTS` (the one place to tune them), and `decide` turns scores into a kind and a calibrated
+`policy.COMPONENT_WEIGHTS` (the one place to tune them, beside every other threshold), and `decide` turns scores into a kind and a calibrated
 confidence.
 
 The method follows Martinez-Romo & Araujo (seed 000, §8 and Fig. 8): with a cached copy,
@@ -58,37 +58,11 @@ from pagetrail.tools.ranking import textref
 from pagetrail.tools.ranking.after import AfterFactors
 from pagetrail.tools.ranking.offshoots import cut_short, grown_out
 
-RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
-MOVED_COSINE = 0.9  # Martinez-Romo & Araujo §4.2: ≥ 0.9 cosine to the original = same page
-TITLE_IDENTICAL = 0.999
-MOVED_TITLE = 0.5  # with an archived copy: the title may be edited, not replaced
-MIN_CONTENT_TERMS = 20  # an archived copy with less text cannot vouch for content similarity
-SITE_ROOT_PENALTY = 0.3  # a site's home page is rarely what a deep link pointed to
-TITLE_CHARS = 300  # candidate titles are untrusted page text: clipped
 SHIPPED_FACTORS = AfterFactors()  # what is weighed after the calibration (policy values)
 
-# How much each component counts in the final score. Components the reference has no data
-# for (no archived copy, no usable anchor, no dead URL…) are left out and the rest
-# renormalised; a component missing on the candidate's side (page not fetched) counts 0.
-WEIGHTS: dict[str, dict[str, float]] = {
-    # An archived copy exists: content similarity to it dominates (KLD first, §8.3).
-    "memento": {
-        "content_lm": 0.25, "content_cosine": 0.20, "content_resemblance": 0.05,
-        "title_similarity": 0.15, "anchor_dice": 0.05, "context_similarity": 0.05,
-        "url_similarity": 0.07, "same_site": 0.03, "fusion": 0.05, "pick": 0.05,
-        "rule_support": 0.05,
-    },
-    # No archived copy: Dice(anchor, title) first, then context and URL terms (§8.3, Fig. 8).
-    "no_memento": {
-        "anchor_dice": 0.30, "context_similarity": 0.20, "url_similarity": 0.15,
-        "same_site": 0.05, "fusion": 0.15, "pick": 0.08, "rule_support": 0.07,
-        # only when an archived copy has a title but too little text to compare
-        "title_similarity": 0.15,
-    },
-}
-# Weight of a reference term in `context_similarity`, by where it came from.
-CONTEXT_SOURCE_WEIGHTS = {"anchor": 2.0, "context": 1.0, "url": 1.0, "linking": 0.5}
-MAX_LINKING_TERMS = 20
+# The component weights, the source weights and every threshold of the scoring are
+# tools/policy.py's (COMPONENT_WEIGHTS, SOURCE_WEIGHTS, MOVED_*, …); the features the
+# calibration weighs are FEATURES below.
 
 # Junk that is dropped from the ranking (the site root is only penalised: it may be all
 # that is left of a site, and a person may still want it, at low confidence).
@@ -119,7 +93,6 @@ _ROOT_PATH = re.compile(r"^/?(?:(?:index|default|home|start)(?:\.\w{2,5})?|[a-z]
                         re.IGNORECASE)
 _ARCHIVE_REPLAY = re.compile(r"/web/\d{8,14}[a-z_]*/", re.IGNORECASE)
 _ARCHIVE_HOSTS = ("web.archive.org", "archive.org", "archive.today", "archive.ph", "archive.is")
-SHORT_PAGE_CHARS = 1000  # a not-found phrase only condemns a short page (~150 words)
 
 # ---------------------------------------------------------------- inputs
 
@@ -241,7 +214,7 @@ class ReferenceProfile:
         vector: dict[str, float] = {}
         if memento is not None:
             profile = profile_text(memento.text or memento.description, lang)
-            if profile.length >= MIN_CONTENT_TERMS:
+            if profile.length >= policy.MIN_CONTENT_TERMS:
                 content = profile
                 vector = tf_vector(profile.counts)
                 model = ReferenceModel(profile.counts, ref.background or wordfreq_background(lang),
@@ -250,7 +223,7 @@ class ReferenceProfile:
                                  if ref.anchor_usable else ())
         weights: dict[str, float] = {}
         sources = (
-            ("linking", ref.linking_terms[:MAX_LINKING_TERMS]),
+            ("linking", ref.linking_terms[:policy.MAX_LINKING_TERMS]),
             ("url", slug_tokens(ref.dead_url) if ref.dead_url else []),
             ("context", ref.context_terms),
             ("anchor", anchor_terms),
@@ -258,7 +231,7 @@ class ReferenceProfile:
         for source, words in sources:  # later (stronger) sources overwrite weaker ones
             for word in words:
                 weights[word.lower()] = max(weights.get(word.lower(), 0.0),
-                                            CONTEXT_SOURCE_WEIGHTS[source])
+                                            policy.SOURCE_WEIGHTS["context_similarity"][source])
         title = clean_title(memento.title, memento.site_name, ref.dead_url or memento.url) \
             if memento else ""
         return cls(
@@ -273,7 +246,7 @@ class ReferenceProfile:
         )
 
     def available(self) -> set[str]:
-        """Components this reference can support (see WEIGHTS)."""
+        """Components this reference can support (see policy.COMPONENT_WEIGHTS)."""
         out = {"fusion", "pick", "rule_support"}
         if self.content is not None:
             out |= {"content_lm", "content_cosine", "content_resemblance"}
@@ -347,7 +320,7 @@ def error_page_reason(document: Document) -> str | None:
     if title_says_error(title) or _says(title, NOT_FOUND_PHRASES):
         return "error_page"
     # Error and parking pages are short; a long article may well say "not found".
-    if len(document.text) < SHORT_PAGE_CHARS:
+    if len(document.text) < policy.SHORT_PAGE_CHARS:
         page = f"{title} {document.text}"
         if _says(page, PARKED_PHRASES):
             return "parked"
@@ -383,12 +356,12 @@ def _junk_reason(dead_key: str, dead_is_deep: bool, candidate_url: str,
 # ---------------------------------------------------------------- scoring
 
 
-def reciprocal_rank_fusion(ranks: Iterable[int], k: int = RRF_K) -> float:
+def reciprocal_rank_fusion(ranks: Iterable[int], k: int = policy.RRF_K) -> float:
     """Σ 1/(k + rank) over the ranks (1-based) at which queries returned the candidate."""
     return sum(1.0 / (k + max(1, rank)) for rank in ranks)
 
 
-def fusion_strength(rrf: float, k: int = RRF_K) -> float:
+def fusion_strength(rrf: float, k: int = policy.RRF_K) -> float:
     """RRF mapped to 0–1: one query's top hit gives 0.63, two give 0.86."""
     return 1.0 - math.exp(-rrf * (k + 1))
 
@@ -401,13 +374,14 @@ def _component(scores: Scores, name: str) -> float:
 
 
 def combine(scores: Scores, available: Iterable[str], has_memento: bool) -> float:
-    """The final score: weighted mean of the available components (WEIGHTS), junk penalised."""
-    table = WEIGHTS["memento" if has_memento else "no_memento"]
+    """The final score: weighted mean of the available components
+    (policy.COMPONENT_WEIGHTS), junk penalised."""
+    table = policy.COMPONENT_WEIGHTS["memento" if has_memento else "no_memento"]
     used = [name for name in available if name in table]
     total = sum(table[name] for name in used)
     value = sum(table[name] * _component(scores, name) for name in used) / total if total else 0.0
     if scores.junk == "site_root":
-        value *= SITE_ROOT_PENALTY
+        value *= policy.SITE_ROOT_PENALTY
     elif scores.junk:
         value = 0.0
     return value
@@ -500,11 +474,11 @@ def is_moved(scores: Scores, has_memento: bool) -> bool:
         return True  # the site itself said where the page went (an archived redirect)
     title = scores.title_similarity
     if has_memento and scores.content_cosine is not None:
-        return (scores.content_cosine or 0.0) >= MOVED_COSINE and (
-            title is None or title >= MOVED_TITLE)
-    if scores.same_site and (title or 0.0) >= TITLE_IDENTICAL:
+        return (scores.content_cosine or 0.0) >= policy.MOVED_COSINE and (
+            title is None or title >= policy.MOVED_TITLE)
+    if scores.same_site and (title or 0.0) >= policy.TITLE_IDENTICAL:
         return True
-    return scores.same_site and scores.rule_support >= 0.5
+    return scores.same_site and scores.rule_support >= policy.MOVED_RULE_SUPPORT
 
 
 def features(scores: Scores, has_memento: bool, moved: bool | None = None) -> dict[str, float]:
@@ -581,9 +555,10 @@ class Calibration:
             raise ConfigError(f"cannot read calibration {path}: {exc}") from exc
 
 
-# Hand-set until fitted on a world: final 0.75 (a verified move) → 0.98; 0.5 → 0.5;
-# 0.3 → 0.2; a confirmed move adds 2 to the log-odds.
-DEFAULT_CALIBRATION = Calibration(intercept=-4.0, coefficients={"final": 8.0, "moved": 2.0})
+# Until fitted on a world: policy.HAND_SET_CALIBRATION.
+DEFAULT_CALIBRATION = Calibration(
+    intercept=float(policy.HAND_SET_CALIBRATION["intercept"]),
+    coefficients=dict(policy.HAND_SET_CALIBRATION["coefficients"]))
 
 
 # Where the calibration tooling writes the fitted values (policy.FITTED_FILE, package data).
@@ -672,22 +647,23 @@ def explain(scores: Scores, methods: Sequence[str], memento_date: datetime | Non
     found by TI and LS5". Only numbers and labels: no page text."""
     parts: list[str] = []
     title = scores.title_similarity
-    if title is not None and title >= TITLE_IDENTICAL:
+    if title is not None and title >= policy.TITLE_IDENTICAL:
         parts.append("same title")
-    elif title is not None and title >= 0.5:
+    elif title is not None and title >= policy.EXPLAIN_SIMILAR_TITLE:
         parts.append(f"similar title ({title:.2f})")
     if scores.content_cosine is not None:
         copy = f"{memento_date.year} archived copy" if memento_date else "the archived copy"
         parts.append(f"{scores.content_cosine:.2f} content match to {copy}")
-    if scores.anchor_dice is not None and scores.anchor_dice >= TITLE_IDENTICAL:
+    if scores.anchor_dice is not None and scores.anchor_dice >= policy.TITLE_IDENTICAL:
         parts.append("title matches the anchor text")
-    elif scores.anchor_dice is not None and scores.anchor_dice >= 0.3:
+    elif scores.anchor_dice is not None and scores.anchor_dice >= policy.EXPLAIN_ANCHOR_WORDS:
         parts.append(f"title shares words with the anchor ({scores.anchor_dice:.2f})")
-    if scores.context_similarity is not None and scores.context_similarity >= 0.3:
+    if scores.context_similarity is not None and \
+            scores.context_similarity >= policy.EXPLAIN_LINK_WORDS:
         parts.append(f"{round(100 * scores.context_similarity)}% of the link's words on the page")
     if scores.same_site:
         parts.append("same site")
-    if scores.url_similarity >= 0.5:
+    if scores.url_similarity >= policy.EXPLAIN_SIMILAR_URL:
         parts.append(f"similar URL ({scores.url_similarity:.2f})")
     if scores.pick > 0:
         parts.append("picked by a person before")
@@ -745,7 +721,7 @@ def text_shortfalls(reference: Reference, candidates: Sequence[CandidateEvidence
         return [0.0] * len(candidates)
     words = textref.link_words(
         anchor=ref.anchor_terms, context=context,
-        linking=reference.linking_terms[:MAX_LINKING_TERMS],
+        linking=reference.linking_terms[:policy.MAX_LINKING_TERMS],
         url=slug_tokens(reference.dead_url) if reference.dead_url else (),
         background=reference.background or wordfreq_background(ref.lang))
     if profiles is None:
@@ -817,7 +793,8 @@ def rank_candidates(reference: Reference, candidates: Iterable[CandidateEvidence
         title = (evidence.document.title if evidence.document is not None and evidence.document.title
                  else evidence.title)
         candidate = Candidate(
-            url=evidence.answer_url, title=" ".join(title.split())[:TITLE_CHARS], kind=kind,
+            url=evidence.answer_url, title=" ".join(title.split())[:policy.TITLE_CHARS],
+            kind=kind,
             confidence=confidence, scores=scores, methods=evidence.methods,
             evidence=explanation,
         )

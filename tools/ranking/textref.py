@@ -8,7 +8,7 @@ main text (the extractor's, not its title or URL) against a reference made of th
 words: anchor, context, the linking page's terms and, as a weak part, the dead URL's words
 (docs/evaluation.md, proposal 1, variant d).
 
-- `link_words`: the reference, term → weight (policy.TEXT_REF_WEIGHTS by source, times the
+- `link_words`: the reference, term → weight (policy.SOURCE_WEIGHTS["text_match"] by, times the
   term's rarity in the language, so "new" or "year" count less than a name);
 - `text_match`: the weighted share of the reference found in one page's main text, 0–1;
 - `shortfalls`: how far each candidate is behind the best *other* candidate that may serve
@@ -40,7 +40,7 @@ def link_words(*, anchor: Iterable[str] = (), context: Iterable[str] = (),
     weights: dict[str, float] = {}
     for source, words in (("url", url), ("linking", linking), ("context", context),
                           ("anchor", anchor)):
-        weight = policy.TEXT_REF_WEIGHTS[source]
+        weight = policy.SOURCE_WEIGHTS["text_match"][source]
         for word in words:
             term = word.lower()
             if term:

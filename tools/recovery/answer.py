@@ -183,22 +183,22 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-async def related_archived(req: Request, found: Findings,
-                           evidence: dict[str, object]) -> list[dict[str, object]]:
+async def related_archived(req: Request, found: Findings, evidence: dict[str, object],
+                           seconds: float) -> list[dict[str, object]]:
     """Lost and never archived: archived pages on the same topic (seed 004), marked related."""
     from pagetrail.tools.errors import ModelMissing
-    from pagetrail.tools.recovery.related import recommend_archived
+    from pagetrail.tools.learning import recommend_archived
 
     await found.report("related", 0, None, "archived pages on the same topic")
     try:
-        async with asyncio.timeout(max(5.0, found.budget.seconds / 2)):
-            result = await recommend_archived(req.url, req.link_date, 5,
+        async with asyncio.timeout(max(policy.RELATED_SECONDS, seconds / 2)):
+            result = await recommend_archived(req.url, req.link_date, policy.RELATED_ARCHIVED,
                                               settings=req.settings)
     except ModelMissing:
         evidence["related"] = "no URI classifier trained (pagetrail classify train)"
         return []
     except (PagetrailError, TimeoutError) as exc:
-        found.failures.append(EngineFailure(engine="related", error=str(exc) or "timed out"))
+        found.fail(EngineFailure(engine="related", error=str(exc) or "timed out"))
         return []
     return [item.to_dict() for item in result.items]
 
@@ -212,14 +212,14 @@ async def add_drift(req: Request, found: Findings, recovery: Recovery) -> None:
     await found.report("drift", 0, None, "comparing with the archived copy")
     since = req.link_date
     if since is None and req.store is not None:
-        seen = await memory.stored(found.failures, "reading when the link was first seen", {},
+        seen = await memory.stored(found.fail, "reading when the link was first seen", {},
                                    memory.first_seen, req.store, [str(req.url)])
         since = seen.get(req.url)
     try:
         recovery.drift = await detect_drift(req.url, since=since, fetcher=req.fetcher,
                                             settings=req.settings)
     except PagetrailError as exc:
-        recovery.failures.append(EngineFailure(engine="drift", error=f"{exc.code}: {exc}"))
+        found.fail(EngineFailure(engine="drift", error=f"{exc.code}: {exc}"))
         return
     if recovery.drift is not None and recovery.drift.drifted:
         recovery.reason = drift_sentence(recovery.drift)

@@ -22,9 +22,8 @@ async def ask(ctx: Context, found: Findings, batch: Sequence[Ask],
                                            context=scope, engines=item.engines)
         for failure in outcome.failures:
             if ctx.engines.counts_as_web(failure.engine):
-                found.unasked.append(f"{item.method}: {item.text[:80]}")
-            if all(f.engine != failure.engine for f in found.failures):
-                found.failures.append(failure)
+                found.notes.unasked.append(f"{item.method}: {item.text[:80]}")
+            found.fail(failure, once="engine")
         for engine, hits in outcome.hits.items():
             found.queries.append(Query(text=item.text[:500], method=item.method, engine=engine,
                                        site=item.site, hits=hits[: ctx.budget.hits_per_query]))

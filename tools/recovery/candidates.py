@@ -1,9 +1,10 @@
-"""Fetching the candidates worth a request and ranking them (after every stage)."""
+"""Fetching the candidates worth a request and ranking them (after every step of the chain)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from pagetrail.tools import policy
 from pagetrail.tools.content.document import (
@@ -15,14 +16,13 @@ from pagetrail.tools.content.document import (
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.evidence.queryplan import TOPIC_METHODS
 from pagetrail.tools.linkcheck.walls import response_wall
-from pagetrail.tools.models import Candidate, Link
+from pagetrail.tools.models import Candidate, Link, Scores
 from pagetrail.tools.net.fetch import unexplained_proxy_refusals
 from pagetrail.tools.net.urls import host_of, normalize_url, site_of
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.ranking.rank import (
     CandidateEvidence,
     Reference,
-    is_moved,
     rank_candidates,
     score_candidate,
     twin_key,
@@ -33,27 +33,28 @@ log = logging.getLogger(__name__)
 
 # Direct evidence is fetched first, in this order; then the best-ranked hits.
 DIRECT_ORDER = {"PICK": 0, "REDIRECT": 1, "INFER": 2}
-TWIN_ORDER = 3  # the dead URL written otherwise (other escaping, scheme, slash, case)
+TWIN_ORDER = len(DIRECT_ORDER)  # the dead URL written otherwise (escaping, scheme, slash, case)
 
 
-async def rank(ctx: Context, found: Findings) -> list[Candidate]:
+# The chain's stop rule on one candidate's scores (`chain.moved_for_sure`): given by the chain.
+StopsOn = Callable[[Scores, bool], bool]
+
+
+async def rank(ctx: Context, found: Findings, stops_on: StopsOn) -> list[Candidate]:
     """Fetch what is worth fetching, rank every candidate; the ranking is also kept in
     `found.ranked`."""
     found.enter("candidates")
-    await fetch_candidates(ctx, found)
-    await found.report("ranking", len(found.fetched), len(found.candidates), "")
+    await fetch_candidates(ctx, found, stops_on)
+    await found.report("ranking", len(found.pages.fetched), len(found.candidates), "")
     found.ranked = await off_loop(rank_candidates, ctx.reference, list(found.candidates.values()))
     found.enter("search")
     return found.ranked
 
 
-def fetch_order(found: Findings, dead_url: str = "", *,
-                depth: int | None = None) -> list[CandidateEvidence]:
+def fetch_order(found: Findings, dead_url: str, *, depth: int) -> list[CandidateEvidence]:
     """Unfetched candidates, the most promising first: direct evidence, then best rank, down
-    to `depth` of each query's list (default: the budget's). A twin of the dead URL
-    (`rank.twin_key`) is checked with the direct evidence: unread, it would be dropped as
-    the dead URL."""
-    depth = found.budget.fetch_per_query if depth is None else depth
+    to `depth` of each query's list. A twin of the dead URL (`rank.twin_key`) is checked
+    with the direct evidence: unread, it would be dropped as the dead URL."""
     dead_twin = twin_key(dead_url) if dead_url else None
 
     def key(evidence: CandidateEvidence) -> tuple[int, int, int]:
@@ -63,7 +64,7 @@ def fetch_order(found: Findings, dead_url: str = "", *,
         best_rank = min((r for _m, _e, r in evidence.hits), default=99)
         return best_direct, best_rank, -len(evidence.hits)
 
-    pending = [e for k, e in found.candidates.items() if k not in found.fetched]
+    pending = [e for k, e in found.candidates.items() if k not in found.pages.fetched]
     pending.sort(key=key)
     # Only the top of each query's list is worth a fetch (budget: requests per case).
     followed = {site_of(dead_url)} | found.listed_sites if dead_url else found.listed_sites
@@ -92,15 +93,13 @@ def within_depth(hits: list[tuple[str, str, int]], depth: int, *,
                for method, _engine, rank in hits)
 
 
-def content_confirms(reference: Reference, evidence: CandidateEvidence) -> bool:
-    """A fetched candidate is the lost page by content (pure): what `chain.confirmed` asks of
-    a top candidate — a verified move (`rank.is_moved`: ≥ 0.9 cosine to the archived copy,
-    the site's own redirect or rule) with a title CONFIRM_TITLE alike — and not a listing."""
+def content_confirms(reference: Reference, evidence: CandidateEvidence,
+                     stops_on: StopsOn) -> bool:
+    """A fetched candidate is the lost page by content (pure): what the chain's stop rule
+    asks of a top candidate (`stops_on`) — and not a listing."""
     if evidence.document is None or evidence.listing > 0:
         return False
-    scores = score_candidate(reference, evidence)
-    return is_moved(scores, reference.has_memento) and \
-        (scores.title_similarity or 0.0) >= policy.CONFIRM_TITLE
+    return stops_on(score_candidate(reference, evidence), reference.has_memento)
 
 
 def links_to(key: str, links: list[Link]) -> bool:
@@ -115,28 +114,29 @@ def links_to(key: str, links: list[Link]) -> bool:
     return False
 
 
-async def fetch_candidates(ctx: Context, found: Findings) -> None:
+async def fetch_candidates(ctx: Context, found: Findings, stops_on: StopsOn) -> None:
     """Fetch the pending candidates worth a request (`fetch_order`, within the budget): the
     first policy.FIRST_FETCH_WAVE, then — unless one of them is the lost page by content
     (`content_confirms`) — the rest."""
-    room = found.budget.max_candidates - len(found.fetched)
+    room = ctx.budget.max_candidates - len(found.pages.fetched)
     # Without web search the site's own map and the archive's lists are all there is: their
     # lists are read deeper.
-    depth = found.budget.fetch_per_query if ctx.engines.web else \
-        max(found.budget.fetch_per_query, policy.FETCH_PER_QUERY_NO_WEB)
+    depth = ctx.budget.fetch_per_query if ctx.engines.web else \
+        max(ctx.budget.fetch_per_query, policy.FETCH_PER_QUERY_NO_WEB)
     todo = fetch_order(found, ctx.url, depth=depth)[: max(0, room)]
     if not todo:
         return
     limit = asyncio.Semaphore(max(1, ctx.settings.concurrency))
     first, rest = todo[: policy.FIRST_FETCH_WAVE], todo[policy.FIRST_FETCH_WAVE:]
     await asyncio.gather(*(read(ctx, found, e, limit) for e in first))
-    if rest and not await off_loop(_any_confirms, ctx.reference, first):
+    if rest and not await off_loop(_any_confirms, ctx.reference, first, stops_on):
         await asyncio.gather(*(read(ctx, found, e, limit) for e in rest))
     _drop_dead(found)
 
 
-def _any_confirms(reference: Reference, evidences: list[CandidateEvidence]) -> bool:
-    return any(content_confirms(reference, e) for e in evidences)
+def _any_confirms(reference: Reference, evidences: list[CandidateEvidence],
+                  stops_on: StopsOn) -> bool:
+    return any(content_confirms(reference, e, stops_on) for e in evidences)
 
 
 def _drop_dead(found: Findings) -> None:
@@ -153,7 +153,7 @@ async def verify_top(ctx: Context, found: Findings) -> list[Candidate]:
         top = next((c for c in found.ranked if c.kind != "archived"), None)
         key = normalize_url(top.url) if top is not None else ""
         evidence = found.candidates.get(key)
-        if evidence is None or normalize_url(evidence.url) in found.fetched:
+        if evidence is None or normalize_url(evidence.url) in found.pages.fetched:
             break
         await read(ctx, found, evidence, asyncio.Semaphore(1))
         _drop_dead(found)
@@ -166,7 +166,7 @@ async def read(ctx: Context, found: Findings, evidence: CandidateEvidence,
                limit: asyncio.Semaphore) -> None:
     """Fetch one candidate and keep what it says: its document, its links, how much it is a
     list of links; a dead or non-page candidate loses its hits (no answer)."""
-    found.fetched.add(normalize_url(evidence.url))
+    found.pages.fetched.add(normalize_url(evidence.url))
     if ctx.site_gone and host_of(evidence.url) == host_of(ctx.url):
         # The check found the dead URL's host gone (silent, unreachable, parked): its other
         # pages are no live answer either, and a silent host would spend the run's time.
@@ -198,7 +198,7 @@ async def read(ctx: Context, found: Findings, evidence: CandidateEvidence,
     # The link graph: pages near the answer link to it (cheap: no text extraction).
     links = extract_links(response.content, response.final_url,
                           content_type=response.headers.get("content-type"))
-    found.outlinks[normalize_url(evidence.url)] = links
+    found.pages.outlinks[normalize_url(evidence.url)] = links
     # A page linking to the dead URL itself (a roundup quoting the link's context, the
     # linking page) is no fair comparison for the other pages' texts (ranking.textref).
     evidence.cites_dead = links_to(normalize_url(ctx.url), links)

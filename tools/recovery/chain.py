@@ -3,10 +3,13 @@
     direct evidence ─▶ the dead site + the moved host ─▶ neighbourhood
         ─▶ web round 1 ─▶ neighbourhood ─▶ web round 2 ─▶ neighbourhood ─▶ …
 
-A step plans its stages in order (each adds what it knows and says what to ask), asks all
-their `now` queries together, then their `then` queries stage by stage, settles them, and
-ranks the candidates (when anything was added or asked, or always for the site and web
-steps). The chain stops at the first step whose ranking is `confirmed`.
+`Chain` makes one object of each stage per recovery (each keeps its own bookkeeping; the
+siblings and the moved host share the recovery's guessed addresses, `homes.Guesses`). When
+the search starts every stage reads what it needs (`start`); then a step plans its stages
+in order (each adds what it knows and says what to ask), asks all their `now` queries
+together, then their `then` queries stage by stage, settles them, and ranks the candidates
+(when anything was added or asked, or always for the site and web steps). The chain stops
+at the first step whose ranking is `confirmed`.
 """
 
 from __future__ import annotations
@@ -15,44 +18,48 @@ import asyncio
 from collections.abc import Sequence
 
 from pagetrail.tools import policy
-from pagetrail.tools.models import Candidate
+from pagetrail.tools.models import Candidate, Scores
 from pagetrail.tools.ranking.rank import Reference, is_moved
+from pagetrail.tools.recovery import candidates
 from pagetrail.tools.recovery.asking import ask, complement
-from pagetrail.tools.recovery.candidates import rank
 from pagetrail.tools.recovery.context import Context, Findings
-from pagetrail.tools.recovery.stages import (
-    Stage,
-    answer_sites,
-    dead_site,
-    direct,
-    links,
-    moved_host,
-    siblings,
-    web,
-)
+from pagetrail.tools.recovery.homes import Guesses
+from pagetrail.tools.recovery.stages import web
+from pagetrail.tools.recovery.stages.answer_sites import AnswerSites
+from pagetrail.tools.recovery.stages.base import Stage
+from pagetrail.tools.recovery.stages.dead_site import DeadSite
+from pagetrail.tools.recovery.stages.direct import Direct
+from pagetrail.tools.recovery.stages.links import Links
+from pagetrail.tools.recovery.stages.moved_host import MovedHost
+from pagetrail.tools.recovery.stages.siblings import Siblings
 
-SITE: tuple[Stage, ...] = (dead_site, moved_host)
-# The answer sites are read once (with the first neighbourhood); the rest every round.
-NEIGHBOURHOOD: tuple[Stage, ...] = (siblings, answer_sites, links)
+
+def moved_for_sure(scores: Scores, has_memento: bool) -> bool:
+    """A verified move (`rank.is_moved`: policy.MOVED_*) with a near-identical title
+    (policy.CONFIRM_TITLE): the page itself. Content alone is not enough: pages quoting the
+    article (tag pages, updates with other text) reach the cosine too, and the next stage
+    may find the real move."""
+    return is_moved(scores, has_memento) and \
+        (scores.title_similarity or 0.0) >= policy.CONFIRM_TITLE
 
 
 def confirmed(ranked: Sequence[Candidate], reference: Reference) -> bool:
-    """The stop rule: the top candidate is a verified move with a near-identical title
-    (policy.CONFIRM_TITLE), or the calibrated ranking is sure and nothing else comes close
-    (policy.confirmed_by_confidence).
-
-    Content alone is not enough to stop: pages quoting the article (tag pages, updates
-    with other text) reach the cosine too, and the next stage may find the real move.
-    """
+    """The stop rule: the top candidate is moved for sure (`moved_for_sure`), or the
+    calibrated ranking is sure and nothing else comes close
+    (policy.confirmed_by_confidence)."""
     if not ranked:
         return False
     top = ranked[0]
     if policy.confirmed_by_confidence(top.confidence,
                                       ranked[1].confidence if len(ranked) > 1 else None):
         return True
-    if not is_moved(top.scores, reference.has_memento):
-        return False
-    return (top.scores.title_similarity or 0.0) >= policy.CONFIRM_TITLE
+    return moved_for_sure(top.scores, reference.has_memento)
+
+
+async def rank(ctx: Context, found: Findings) -> list[Candidate]:
+    """Read the candidates worth a request and rank them; a first wave of reads holding the
+    page moved for sure saves the second (`candidates.rank`)."""
+    return await candidates.rank(ctx, found, moved_for_sure)
 
 
 async def step(ctx: Context, found: Findings, stages: Sequence[Stage], *,
@@ -71,19 +78,33 @@ async def step(ctx: Context, found: Findings, stages: Sequence[Stage], *,
     return False
 
 
-async def search(ctx: Context, found: Findings) -> list[Candidate]:
-    """Run the chain; the final ranking (also in `found.ranked`)."""
-    if await step(ctx, found, (direct,)):
+class Chain:
+    """One recovery's stages, in their order."""
+
+    def __init__(self, ctx: Context, found: Findings) -> None:
+        self.ctx, self.found = ctx, found
+        guesses = Guesses()  # the slugs and paths guessed, one budget for both stages
+        self.direct: tuple[Stage, ...] = (Direct(),)
+        self.site: tuple[Stage, ...] = (DeadSite(), MovedHost(guesses))
+        # The answer sites are read once (with the first neighbourhood); the rest every round.
+        self.neighbourhood: tuple[Stage, ...] = (Siblings(guesses), AnswerSites(), Links())
+
+    async def search(self) -> list[Candidate]:
+        """Run the chain; the final ranking (also in `found.ranked`)."""
+        ctx, found = self.ctx, self.found
+        for stage in (*self.direct, *self.site, *self.neighbourhood):
+            await stage.start(ctx, found)
+        if await step(ctx, found, self.direct):
+            return found.ranked
+        found.enter("search")
+        if await step(ctx, found, self.site, always_rank=True):
+            return found.ranked
+        if await step(ctx, found, self.neighbourhood):
+            return found.ranked
+        asked_first = len(found.queries)
+        for web_round in web.rounds(ctx, asked_first):
+            if await step(ctx, found, (web_round,), always_rank=True):
+                break
+            if await step(ctx, found, self.neighbourhood):
+                break
         return found.ranked
-    found.enter("search")
-    if await step(ctx, found, SITE, always_rank=True):
-        return found.ranked
-    if await step(ctx, found, NEIGHBOURHOOD):
-        return found.ranked
-    asked_first = len(found.queries)
-    for web_round in web.rounds(ctx, asked_first):
-        if await step(ctx, found, (web_round,), always_rank=True):
-            break
-        if await step(ctx, found, NEIGHBOURHOOD):
-            break
-    return found.ranked

@@ -1,10 +1,11 @@
 """What a recovery's stages share: a frozen context and a findings accumulator.
 
 `Context` is what every stage reads and none changes: the dead URL (validated: `DeadURL`),
-settings, fetcher, store, budget, the link's evidence (`Reference`, `QueryEvidence`), the
-search service and its engines sorted by scope. `Findings` is what the stages add to:
-candidates, failures, the queries asked, and the bookkeeping that keeps a stage from doing
-twice what it did once (pages fetched, sites listed, slugs transplanted).
+settings, fetcher, store, budget, the link's evidence (`Reference`, `QueryEvidence`, the
+direct evidence), the search service and its engines sorted by scope. `Findings` is what
+flows between the stages: candidates, failures, the queries asked, the ranking, and what
+more than one stage reads. What keeps a stage from doing twice what it did once is the
+stage's own (stages are objects made per recovery: `chain.Chain`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pagetrail.tools import policy
-from pagetrail.tools.archive.memento import CaptureListings
 from pagetrail.tools.engines.base import (
     CaptureLister,
     Engine,
@@ -162,6 +162,23 @@ class Engines:
 
 
 @dataclass(frozen=True)
+class DirectEvidence:
+    """The dead URL's direct evidence, read with the link's evidence (the ranking's reference
+    weighs it; `stages.direct` makes it candidates): a person's picks and "not it"s, the
+    archives' redirects of the dead URL, the site's rewrite rules' proposals (URL, support)."""
+
+    picks: tuple[str, ...] = ()
+    rejected: frozenset[str] = frozenset()  # normalised URLs a person said "not it"
+    redirects: tuple[ArchivedRedirect, ...] = ()
+    proposals: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def rule_support(self) -> dict[str, float]:
+        """Normalised URL → the support of the rule proposing it."""
+        return {normalize_url(url): support for url, support in self.proposals}
+
+
+@dataclass(frozen=True)
 class Context:
     """What every stage reads and none changes."""
 
@@ -180,44 +197,45 @@ class Context:
     site_gone: bool  # the dead URL's host no longer serves its site (DNS, parked)
     site_query: str  # what to look for in a site's map: the title, the anchor or URL words
     listing_queries: list[str]  # the site query and the URL's words, without repeats
+    direct: DirectEvidence = DirectEvidence()
 
     def allowed(self, method: str) -> bool:
         return self.methods is None or method in self.methods
 
 
 @dataclass
-class Findings:
-    """What the stages found so far (one recovery's mutable state)."""
+class Pages:
+    """The candidates' pages read so far (`candidates.read`): which, and the links on them
+    (the link graph the neighbourhood follows)."""
 
-    url: DeadURL
-    budget: Budget
-    progress: ProgressFn | None = None
-    queries: list[Query] = field(default_factory=list)
-    failures: list[EngineFailure] = field(default_factory=list)
-    candidates: dict[str, CandidateEvidence] = field(default_factory=dict)  # normalised url
-    ranked: list[Candidate] = field(default_factory=list)  # the latest ranking
-    fetched: set[str] = field(default_factory=set)
-    timings: dict[str, float] = field(default_factory=dict)  # seconds spent per stage
-    listings: CaptureListings = field(default_factory=CaptureListings)  # one CDX call a run
-    archived_redirects: list[ArchivedRedirect] = field(default_factory=list)
+    fetched: set[str] = field(default_factory=set)  # normalised URLs requested
     outlinks: dict[str, list[Link]] = field(default_factory=dict)  # fetched page → its links
-    linked_from: set[str] = field(default_factory=set)  # pages whose links were followed
-    listed_sites: set[str] = field(default_factory=set)  # sites whose own map was read
-    transplanted: set[str] = field(default_factory=set)  # guessed addresses: siblings' folders, new homes
-    sibling_redirects_read: bool = False  # the dead URL's siblings checked for redirects
-    unasked: list[str] = field(default_factory=list)  # web queries that could not be asked
-    answer_sites: list[str] = field(default_factory=list)  # origins of sites that held answers
-    answer_sites_read: bool = False
-    search_evidence: dict[str, object] = field(default_factory=dict)  # the eval's figures
-    _stage: tuple[str, float] | None = None
+
+
+@dataclass
+class SearchNotes:
+    """What the answer tells of the search (its `evidence["search"]`, the eval's figures):
+    figures the stages note, and the web queries that could not be asked."""
+
+    figures: dict[str, object] = field(default_factory=dict)
+    unasked: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Clock:
+    """Where a recovery is (its progress callback) and the seconds spent per stage."""
+
+    progress: ProgressFn | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    current: tuple[str, float] | None = None
 
     def enter(self, stage: str) -> None:
         """Account the time since the last stage change to that stage."""
         now = time.monotonic()
-        if self._stage is not None:
-            name, since = self._stage
+        if self.current is not None:
+            name, since = self.current
             self.timings[name] = round(self.timings.get(name, 0.0) + now - since, 3)
-        self._stage = (stage, now)
+        self.current = (stage, now)
 
     async def report(self, stage: str, done: int = 0, total: int | None = None,
                      message: str = "") -> None:
@@ -228,22 +246,73 @@ class Findings:
         if inspect.isawaitable(result):
             await result
 
-    def add_hit(self, method: str, hit: Hit) -> CandidateEvidence | None:
+
+class Candidates(dict[str, CandidateEvidence]):
+    """The candidates by normalised URL, never the dead URL itself, at most `limit`."""
+
+    def __init__(self, dead_url: str, limit: int) -> None:
+        super().__init__()
+        self.dead_key = exact_url_key(dead_url)
+        self.limit = limit
+
+    def add(self, method: str, hit: Hit) -> CandidateEvidence | None:
         # Only the very same URL is excluded: http→https or a www. change can be the move.
-        if exact_url_key(hit.url) == exact_url_key(self.url):
+        if exact_url_key(hit.url) == self.dead_key:
             return None
         key = normalize_url(hit.url)
-        evidence = self.candidates.get(key)
+        evidence = self.get(key)
         if evidence is None:
-            if len(self.candidates) >= self.budget.max_candidates * 3:
+            if len(self) >= self.limit:
                 return None
-            evidence = self.candidates[key] = CandidateEvidence(
+            evidence = self[key] = CandidateEvidence(
                 url=hit.url, title=hit.title, snippet=hit.snippet
             )
         evidence.hits.append((method, hit.engine, max(1, hit.rank)))
         return evidence
 
-    def fail(self, failure: EngineFailure) -> None:
-        """A source's failure, once per recovery."""
-        if failure not in self.failures:
-            self.failures.append(failure)
+
+# How a failure is recorded (`Findings.fail`): every time, once (an equal one already
+# recorded is not repeated), or once per engine (the first failure of an engine stands for
+# its others: a rate-limited engine fails every query of a round).
+Once = Literal["never", "equal", "engine"]
+
+
+@dataclass
+class Findings:
+    """What flows between the stages: the candidates, the failures, the queries asked, the
+    latest ranking — and what more than one stage reads (the pages read and their links,
+    the sites whose own map was read), the search's notes and the clock. A stage's own
+    bookkeeping stays in the stage (`stages`)."""
+
+    candidates: Candidates
+    failures: list[EngineFailure] = field(default_factory=list)
+    queries: list[Query] = field(default_factory=list)
+    ranked: list[Candidate] = field(default_factory=list)  # the latest ranking
+    pages: Pages = field(default_factory=Pages)
+    listed_sites: set[str] = field(default_factory=set)  # sites whose own map was read
+    notes: SearchNotes = field(default_factory=SearchNotes)
+    clock: Clock = field(default_factory=Clock)
+
+    @classmethod
+    def start(cls, url: DeadURL, budget: Budget, progress: ProgressFn | None = None,
+              ) -> Findings:
+        # Candidates beyond three times the fetch budget are never read: not kept either.
+        return cls(Candidates(url, budget.max_candidates * 3), clock=Clock(progress))
+
+    def enter(self, stage: str) -> None:
+        self.clock.enter(stage)
+
+    async def report(self, stage: str, done: int = 0, total: int | None = None,
+                     message: str = "") -> None:
+        await self.clock.report(stage, done, total, message)
+
+    def add_hit(self, method: str, hit: Hit) -> CandidateEvidence | None:
+        return self.candidates.add(method, hit)
+
+    def fail(self, failure: EngineFailure, *, once: Once = "never") -> None:
+        """Record a source's failure: the one way a failure enters the answer."""
+        if once == "equal" and failure in self.failures:
+            return
+        if once == "engine" and any(f.engine == failure.engine for f in self.failures):
+            return
+        self.failures.append(failure)

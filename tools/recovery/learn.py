@@ -40,7 +40,7 @@ def answers_elsewhere(recovery: Recovery) -> list[Candidate]:
     if recovery.answer in ("alive", "unverified"):  # not dead: nothing was recovered
         return []
     dead_site = site_of(recovery.url)
-    live = [c for c in recovery.candidates if c.kind != "archived"][:10]
+    live = [c for c in recovery.candidates if c.kind != "archived"][:policy.ANSWER_SITE_TOP]
     return [c for i, c in enumerate(live)
             if site_of(c.url) != dead_site and c.confidence > 0.0
             and ((i == 0 and c.confidence >= policy.ANSWER_SITE_EVIDENCE) or is_copy(c))]

@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pagetrail.tools.archive.memento import archived_redirects, fetch_memento
+from pagetrail.tools import policy
+from pagetrail.tools.archive.memento import CaptureListings, archived_redirects, fetch_memento
 from pagetrail.tools.content.document import parse_document
 from pagetrail.tools.content.signature import extract_signature
 from pagetrail.tools.content.terms import frequency_terms, kld_terms, text_terms, url_terms
@@ -21,11 +22,11 @@ from pagetrail.tools.settings import Settings
 
 
 async def memento(url: DeadURL, fetcher: Fetcher, settings: Settings, found: Findings,
-                  at: datetime | None) -> Memento | None:
+                  listings: CaptureListings, at: datetime | None) -> Memento | None:
     down: list[str] = []
     try:
         return await fetch_memento(url, fetcher, at=at, settings=settings,
-                                   listings=found.listings, unavailable=down)
+                                   listings=listings, unavailable=down)
     except PagetrailError as exc:
         archive_failure(found, f"{exc.code}: {exc}")
         return None
@@ -35,12 +36,12 @@ async def memento(url: DeadURL, fetcher: Fetcher, settings: Settings, found: Fin
 
 
 async def redirects(url: DeadURL, fetcher: Fetcher, settings: Settings, found: Findings,
-                    allowed: bool) -> list[ArchivedRedirect]:
+                    listings: CaptureListings, allowed: bool) -> list[ArchivedRedirect]:
     if not allowed:
         return []
     down: list[str] = []
     try:
-        return await archived_redirects(url, fetcher, settings, found.listings,
+        return await archived_redirects(url, fetcher, settings, listings,
                                         unavailable=down)
     except PagetrailError as exc:
         archive_failure(found, f"{exc.code}: {exc}")
@@ -54,7 +55,7 @@ def archive_failure(found: Findings, error: str) -> None:
     """An archive's failure, once per recovery (the memento and redirect lookups share
     the archives). The archive layer names each note itself (`<archive>: archive_excluded: …`,
     `<archive>: archive_unavailable: …`): recorded as named."""
-    found.fail(EngineFailure(engine="archive", error=error[:500]))
+    found.fail(EngineFailure(engine="archive", error=error[:500]), once="equal")
 
 
 async def source_page(fetcher: Fetcher, found: Findings, source_url: str | None) -> bytes | None:
@@ -63,7 +64,7 @@ async def source_page(fetcher: Fetcher, found: Findings, source_url: str | None)
     try:
         response = await fetcher.get(source_url)
     except PagetrailError as exc:
-        found.failures.append(EngineFailure(engine="source", error=f"{exc.code}: {exc}"))
+        found.fail(EngineFailure(engine="source", error=f"{exc.code}: {exc}"))
         return None
     return response.content if response.status == 200 and response.is_html else None
 
@@ -91,26 +92,27 @@ def query_evidence(url: DeadURL, store: memory.Store | None, lnls: bool, documen
                               "named_entities": anchor_facts.named_entities,
                               "usable_alone": anchor_facts.usable_alone}
     if context:
-        expansion["context"] = terms(context, lang, 10)
+        expansion["context"] = terms(context, lang, policy.EVIDENCE_TERMS)
     url_words = [t.term for t in url_terms(url, lang=lang)]
     qe.url_terms = url_words
-    expansion["url"] = url_words[:10]
+    expansion["url"] = url_words[:policy.EVIDENCE_TERMS]
     if document is not None:
         signature = extract_signature(document)
         qe.title = document.title
         qe.ls5, qe.ls7 = signature.ls5, signature.ls7
-        expansion["memento"] = [t.term for t in signature.kld_terms[:10]]
-        qe.tags = [k for k in document.keywords if k][:5]
+        expansion["memento"] = [t.term for t in signature.kld_terms[:policy.EVIDENCE_TERMS]]
+        qe.tags = [k for k in document.keywords if k][:policy.TAG_TERMS]
         evidence.update(title=document.title, ls5=signature.ls5, ls7=signature.ls7,
-                        keywords=document.keywords[:10])
+                        keywords=document.keywords[:policy.EVIDENCE_TERMS])
     if source_html:
         page = parse_document(source_html, source_url or "")
         expansion["linking"] = [t.term for t in frequency_terms(
-            text_terms(page.text, page.lang or lang), 10)]
+            text_terms(page.text, page.lang or lang), policy.EVIDENCE_TERMS)]
     if store is not None and lnls:
         anchors = memory.backlink_anchors(store, url)
         if anchors:
-            qe.lnls = [t.term for t in frequency_terms(text_terms(" ".join(anchors), lang), 4)]
+            qe.lnls = [t.term for t in frequency_terms(text_terms(" ".join(anchors), lang),
+                                                       policy.LNLS_TERMS)]
             evidence["lnls"] = qe.lnls
     qe.expansion_terms = expansion
     evidence["url_terms"] = url_words

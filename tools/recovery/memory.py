@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pagetrail.store import watches as _watches
@@ -38,14 +38,15 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CACHE_TTL = timedelta(days=1)  # a remembered answer is given again for a day
 LISTING_CACHE = "site listing"  # the search cache's engine name for an answer site's map
-LISTING_TTL = timedelta(days=1)  # an answer site's map is read once a day
 
 T = TypeVar("T")
 
 
-async def stored(failures: list[EngineFailure], what: str, default: T,
+FailFn = Callable[[EngineFailure], None]  # where a failure is recorded (`Findings.fail`)
+
+
+async def stored(fail: FailFn, what: str, default: T,
                  call: Callable[..., T], *args: Any, required: bool = False,
                  **kwargs: Any) -> T:
     """A store call in a thread; a database failure is the answer's named partial failure
@@ -61,8 +62,7 @@ async def stored(failures: list[EngineFailure], what: str, default: T,
         if required and is_store_fault(exc):
             raise
         log.warning("store failed while %s: %s", what, exc)
-        failures.append(EngineFailure(engine="store",
-                                      error=f"{what}: {type(exc).__name__}: {exc}"[:500]))
+        fail(EngineFailure(engine="store", error=f"{what}: {type(exc).__name__}: {exc}"[:500]))
         return default
 
 
@@ -158,10 +158,10 @@ def picks_and_rejections(store: Store, url: str) -> tuple[list[str], set[str]]:
 
 
 def cached_answer(store: Store, url: str, key: str) -> Recovery | None:
-    """The answer remembered for this request within CACHE_TTL, unless a person picked
+    """The answer remembered for this request within policy.ANSWER_CACHE_TTL, unless a person picked
     something on the site since (then it is answered afresh)."""
     row = latest_recovery(store, key)
-    if row is None or datetime.now(UTC) - row.created_at > CACHE_TTL:
+    if row is None or datetime.now(UTC) - row.created_at > policy.ANSWER_CACHE_TTL:
         return None
     if picked_since(store, site_of(url), row.created_at):
         return None  # a person spoke since: answer afresh
@@ -178,7 +178,7 @@ def remember_answer(store: Store, url: str, key: str, recovery: Recovery,
 
 
 def kept_listing(store: Store, origin: str) -> dict[str, str] | None:
-    """An answer site's map (URL → link text) kept within LISTING_TTL, or None."""
+    """An answer site's map (URL → link text) kept within policy.LISTING_TTL, or None."""
     rows = cached_hits(store, LISTING_CACHE, "", origin, datetime.now(UTC))
     return None if rows is None else {str(row["url"]): str(row.get("text", "")) for row in rows}
 
@@ -186,7 +186,7 @@ def kept_listing(store: Store, origin: str) -> dict[str, str] | None:
 def keep_listing(store: Store, origin: str, pages: dict[str, str]) -> None:
     cache_hits(store, LISTING_CACHE, "", origin,
                [{"url": url, "text": text} for url, text in pages.items()],
-               now=datetime.now(UTC), ttl=LISTING_TTL)
+               now=datetime.now(UTC), ttl=policy.LISTING_TTL)
 
 
 def backlink_anchors(store: Store, url: str) -> list[str]:

@@ -1,6 +1,7 @@
 """The one route into a recovery for every face — the CLI, the batch jobs, MCP, Slack, a
-page scan: `recover_link` guards the user's URLs (the SSRF gate, `netguard.ensure_fetchable`),
-runs `pipeline.recover` with the settings' budget, and slims the answer for callers.
+page scan, a digest, the demo: `recover_link` guards the user's URLs (the SSRF gate,
+`netguard.ensure_fetchable`), runs `pipeline.recover` with the settings' budget (on the
+caller's fetcher and store, when it has them), and slims the answer for callers.
 
 It lives here, below the jobs and the scanner that call it, so that no stage of tools/ has
 to call back up into `tools.api` (which re-exports it)."""
@@ -9,15 +10,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pagetrail.tools import policy
 from pagetrail.tools.content.dates import as_utc
 from pagetrail.tools.content.document import clip
 from pagetrail.tools.models import Document, Memento, Recovery
+from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.net.netguard import ensure_fetchable
 from pagetrail.tools.recovery import memory
 from pagetrail.tools.recovery.context import Budget, ProgressFn
 from pagetrail.tools.settings import Settings, get_settings
 
-MAX_TEXT_CHARS = 4000  # page text returned to callers (an LLM's context is not free)
+MAX_TEXT_CHARS = policy.CALLER_TEXT_CHARS  # the name tools.api re-exports
 
 
 def clip_document(document: Document | None, max_text_chars: int = MAX_TEXT_CHARS,
@@ -50,11 +53,14 @@ async def recover_link(
     slim: bool = True,
     settings: Settings | None = None,
     store: memory.Store | None = None,
+    fetcher: Fetcher | None = None,
     progress: ProgressFn | None = None,
 ) -> Recovery:
     """The full recovery, trimmed for callers: the top `max_candidates` live candidates plus
     the archived copy; queries only when asked (they are long). `slim=False` returns the
-    whole answer (every candidate and query, the archived text unclipped: the CLI's)."""
+    whole answer (every candidate and query, the archived text unclipped: the CLI's).
+    `fetcher`: the caller's open fetcher (a scan that checked the links with it), else the
+    recovery opens its own; `store`: where answers are remembered and picks read."""
     from pagetrail.tools.recovery.pipeline import recover
 
     settings = settings or get_settings()
@@ -64,7 +70,7 @@ async def recover_link(
     recovery = await recover(
         url, source_url=source_url, anchor=anchor, context=context,
         link_date=as_utc(link_date) if link_date else None, settings=settings, store=store,
-        progress=progress, budget=Budget.from_settings(settings), use_cache=not fresh,
+        fetcher=fetcher, progress=progress, budget=Budget.from_settings(settings), use_cache=not fresh,
     )
     if not slim:
         return recovery

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pagetrail.tools import policy
 from pagetrail.tools.content.uritokens import FILE_EXTENSION
-from pagetrail.tools.recovery.aliases import KnownMove, infer_aliases
+from pagetrail.tools.learning import KnownMove, infer_aliases
 
 
 def _folder_and_style(url: str) -> tuple[str, str, tuple[str, bool]] | None:

@@ -14,15 +14,11 @@ from collections import Counter
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from pagetrail.tools import policy
 from pagetrail.tools.content.uritokens import FILE_EXTENSION, carries_site_name, slug_words
 from pagetrail.tools.net.urls import site_of
 
-MAX_FOLDERS = 3  # folders tried per dead page, the most populated first
-MAX_NEW_HOMES = 2  # other hosts the dead path is tried on, per dead page
-# A folder of this many named (not numeric) segments is the site's own, wherever it is seen
-# (/news/uknews/law-and-order/); fewer (/news/, /2019/07/) many sites share.
-MIN_OWN_FOLDER_NAMES = 2
-MIN_SLUG_LETTERS = 6  # a slug shorter than this ('1927', 'faq') names nothing by itself
+# Their bounds (folders, slug letters, new homes): tools/policy.py, "guessing addresses".
 # Slugs that name a kind of page, not one page.
 GENERIC_SLUGS = frozenset({"index", "default", "home", "main", "page", "article", "view",
                            "show", "item", "post", "story", "news"})
@@ -43,7 +39,6 @@ def _split(url: str) -> tuple[str, str, str] | None:
 
 
 _NAME_PARTS = re.compile(r"[-_]")
-MIN_STYLE_SIBLINGS = 2  # pages of a folder that show its naming style (numbers or none)
 
 
 def _has_number(name: str) -> bool:
@@ -56,7 +51,7 @@ def _without_numbers(name: str) -> str:
     return separator.join(p for p in _NAME_PARTS.split(name) if p and not p.isdigit())
 
 
-def transplants(dead_url: str, siblings: Iterable[str], limit: int = MAX_FOLDERS) -> list[str]:
+def transplants(dead_url: str, siblings: Iterable[str], limit: int = policy.SIBLING_FOLDERS) -> list[str]:
     """URLs made of the dead page's slug under the folders of its live same-site siblings,
     styled like the siblings there (extension, trailing slash, and no number parts where no
     sibling's name has any: 'slug-1202189233' → 'slug'); most populated folder first. The
@@ -67,7 +62,7 @@ def transplants(dead_url: str, siblings: Iterable[str], limit: int = MAX_FOLDERS
         return []
     origin, dead_folder, slug = dead
     words = slug_words(dead_url, GENERIC_SLUGS)
-    if not slug or sum(len(w) for w in words) < MIN_SLUG_LETTERS:
+    if not slug or sum(len(w) for w in words) < policy.MIN_SLUG_LETTERS:
         return []
     bare = FILE_EXTENSION.sub("", slug)
     site = site_of(dead_url)
@@ -91,7 +86,7 @@ def transplants(dead_url: str, siblings: Iterable[str], limit: int = MAX_FOLDERS
     out: list[str] = []
     for folder, count in folders.most_common():
         name = bare
-        if not numbered[folder] and count >= MIN_STYLE_SIBLINGS and _has_number(bare):
+        if not numbered[folder] and count >= policy.MIN_STYLE_SIBLINGS and _has_number(bare):
             name = _without_numbers(bare) or bare
         if folder == dead_folder and name == bare:
             continue
@@ -103,13 +98,13 @@ def transplants(dead_url: str, siblings: Iterable[str], limit: int = MAX_FOLDERS
 
 
 def new_homes(dead_url: str, pages: Iterable[str], *, name_chars: int,
-              limit: int = MAX_NEW_HOMES) -> list[str]:
+              limit: int = policy.MAX_NEW_HOMES) -> list[str]:
     """The dead URL's path and query on the other hosts that hold pages of its folder (pure):
     a site that moved to a new domain keeps its paths (`www.paper.co.uk/news/uk/123/story`
     → `www.paper-online.co.uk/news/uk/123/story`), and a search hit or a link in that folder
     on the new host shows where it went. A host counts when it is the dead host's www. twin,
     carries the site's name (`carries_site_name`: `magazin.paper.de`, `paper-online.co.uk`),
-    or the folder is the site's own (MIN_OWN_FOLDER_NAMES named segments or more); the host
+    or the folder is the site's own (policy.MIN_OWN_FOLDER_NAMES named segments or more); the host
     with most pages of the folder first. A page's address with a user name or password is
     untrusted and never copied. Empty when the dead URL is at the root."""
     try:
@@ -122,7 +117,7 @@ def new_homes(dead_url: str, pages: Iterable[str], *, name_chars: int,
         return []
     folder += "/"
     names = [s for s in folder.split("/") if s and not s.isdigit()]
-    own_folder = len(names) >= MIN_OWN_FOLDER_NAMES
+    own_folder = len(names) >= policy.MIN_OWN_FOLDER_NAMES
     site = site_of(dead_url)
     hosts: Counter[tuple[str, str]] = Counter()
     for url in pages:

@@ -221,7 +221,7 @@ async def recover_confirmed(digest: ScanDigest, *, store: Store, settings: Setti
 
     Returns how many were attempted. A failing recovery is that link's `recovery_error`.
     """
-    from pagetrail.tools.recovery.pipeline import recover
+    from pagetrail.tools.recovery.route import recover_link
 
     deadline = time.monotonic() + seconds
     attempted = 0
@@ -231,10 +231,10 @@ async def recover_confirmed(digest: ScanDigest, *, store: Store, settings: Setti
         attempted += 1
         source = link.found_on[0] if link.found_on else None
         try:
-            answer = await asyncio.wait_for(recover(
+            answer = await asyncio.wait_for(recover_link(
                 link.url, source_url=source.page_url if source else None,
                 anchor=source.anchor if source else None,
-                context=source.context if source else None,
+                context=source.context if source else None, slim=False,
                 settings=settings, store=store), timeout=max(1.0, deadline - time.monotonic()))
         except (PagetrailError, TimeoutError, *STORE_ERRORS) as exc:
             if is_store_fault(exc):

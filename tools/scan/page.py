@@ -22,7 +22,8 @@ from pagetrail.tools.models import Link, Recovery
 from pagetrail.tools.net.fetch import Fetcher
 from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.offload import off_loop
-from pagetrail.tools.recovery.pipeline import ProgressFn, recover
+from pagetrail.tools.recovery.context import ProgressFn
+from pagetrail.tools.recovery.route import recover_link
 from pagetrail.tools.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -99,8 +100,6 @@ async def scan_page(url: str, *, settings: Settings | None = None, store: Store 
                     concurrency: int = CHECK_CONCURRENCY, progress: ProgressFn | None = None,
                     ) -> PageScan:
     """Check the links of the page at `url`; recover the first `limit` dead ones."""
-    from pagetrail.tools.recovery.route import slim_recovery
-
     settings = settings or get_settings()
     async with Fetcher(settings) as fetcher:
         await _report(progress, "page", 0, None, url)
@@ -134,12 +133,13 @@ async def scan_page(url: str, *, settings: Settings | None = None, store: Store 
         for i, (link, _status) in enumerate(dead_links[:limit], 1):
             await _report(progress, "recovering", i, min(limit, len(dead_links)), link.url)
             try:
-                recovery = await recover(link.url, source_url=final_url, anchor=link.anchor,
-                                         context=link.context, settings=settings,
-                                         fetcher=fetcher, store=store)
+                recovery = await recover_link(
+                    link.url, source_url=final_url, anchor=link.anchor, context=link.context,
+                    max_candidates=max_candidates, settings=settings, store=store,
+                    fetcher=fetcher)
             except PagetrailError:
                 continue  # refused or unusable: the check already says why
-            recoveries.append(slim_recovery(recovery, max_candidates))
+            recoveries.append(recovery)
     return PageScan(
         url=url, final_url=final_url, title=title, links_found=len(candidates),
         links_checked=len(checked), truncated=len(candidates) > len(to_check),

@@ -4,7 +4,9 @@ Owns the pure unit jobs (check URLs, recover one link, scan one target, one chan
 their dispatchers, the Celery application (task names are explicit: `pagetrail.<kind>`), and
 batch files. Imports scan/, recovery/ and the stages below them.
 
-Modules: batch, celery_app, dispatch, jobs, scan_jobs.
+Modules, top to bottom (import-linter keeps the order: no cycle, not even inside a
+function): celery_app, dispatch, batch, jobs, scan_jobs, broker (queues, Celery
+configuration, sending), keys (job kinds and keys).
 """
 
 from __future__ import annotations

@@ -46,13 +46,20 @@ from pagetrail.store.db import TRANSIENT_STORE_ERRORS, Store
 from pagetrail.store.faults import fault_kind, fault_reason, is_store_fault, outage
 from pagetrail.tools.net.netcheck import NetworkDown
 from pagetrail.tools.settings import Settings, get_settings
-from pagetrail.tools.workers.jobs import JobKind, run_job
+from pagetrail.tools.workers.broker import (
+    HARD_LIMIT_MARGIN,
+    TASK_NAMES,
+    configure,
+    send_jobs,
+    time_limit,
+)
+from pagetrail.tools.workers.dispatch import prepare_distributed
+from pagetrail.tools.workers.jobs import run_job
+from pagetrail.tools.workers.keys import JobKind, job_key
+from pagetrail.tools.workers.scan_jobs import abandon_page
 
 log = logging.getLogger(__name__)
 
-QUEUES: dict[JobKind, str] = {"check": "checks", "recover": "recoveries", "scan": "scans",
-                              "page": "pages", "digest": "digests"}
-TASK_NAMES: dict[JobKind, str] = {kind: f"pagetrail.{kind}" for kind in QUEUES}
 # The broker's faults (Redis away while a job sends the jobs it fans out).
 BROKER_FAULTS = (RedisConnectionError, RedisTimeoutError, KombuOperationalError, ConnectionError)
 # Faults that pass: the job is put back for redelivery instead of failing. NetworkDown is
@@ -62,48 +69,6 @@ REDELIVERY_PAUSE = (1.0, 5.0)  # seconds (random in range) before a job is put b
 MAX_DELIVERIES = 5  # deliveries of one job without an outcome before it is recorded failed
 DELIVERIES_KEY = "pagetrail:deliveries:{}"  # Redis hash per task id: count, last reason
 DELIVERIES_TTL = 7 * 24 * 3600  # seconds a count is kept (a job's redeliveries are closer)
-HARD_LIMIT_MARGIN = 30  # seconds between the soft and the hard time limit
-
-
-def time_limit(settings: Settings, kind: JobKind) -> int:
-    # A page job checks up to PAGETRAIL_SCAN_MAX_LINKS_PER_PAGE links, many of them on one
-    # politely paced host: a scan's limit, not a chunk of checks' (in-process, no page has
-    # a limit of its own).
-    return {"check": settings.check_time_limit, "recover": settings.recover_time_limit,
-            "scan": settings.scan_time_limit, "page": settings.scan_time_limit,
-            "digest": settings.scan_time_limit}[kind]
-
-
-def configure(app: Celery, settings: Settings) -> None:
-    longest = max(time_limit(settings, kind) for kind in QUEUES) + HARD_LIMIT_MARGIN
-    visibility = max(settings.broker_visibility_timeout, 1)
-    if visibility <= longest:
-        log.warning("broker visibility timeout %ss is not longer than the longest job (%ss): "
-                    "a slow job may be handed to a second worker", visibility, longest)
-    app.conf.update(
-        broker_url=settings.broker_url,
-        broker_transport_options={
-            "visibility_timeout": visibility,
-            # How often a worker looks for jobs a lost worker left unacknowledged (kombu's
-            # default sweep is every 10 × 10 s): a quarter of the timeout, a minute at most.
-            "unacked_restore_interval": max(1, min(60, visibility // 4)),
-            "unacked_restore_throttle": 1,
-        },
-        broker_connection_retry_on_startup=True,
-        task_acks_late=True,
-        task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=1,
-        task_ignore_result=True,
-        result_backend=None,
-        task_serializer="json",
-        accept_content=["json"],
-        task_routes={TASK_NAMES[kind]: {"queue": queue} for kind, queue in QUEUES.items()},
-        task_default_queue="recoveries",
-        worker_hijack_root_logger=False,
-        # A running job keeps going when the broker connection drops: its result goes to the
-        # store, and its redelivery (it could not be acknowledged) finds it done.
-        worker_cancel_long_running_tasks_on_connection_loss=False,
-    )
 
 
 app = Celery("pagetrail")
@@ -223,13 +188,9 @@ def record_failure(kind: JobKind, items: list[dict[str, Any]], error: str) -> No
     """Record jobs that failed for good (the store's policy waits for the database): the
     batch waiting for them ends and says why. A page job's scan goes on without it."""
     from pagetrail.store.jobs import JobRecord, record_jobs
-    from pagetrail.tools.workers.jobs import job_key
 
     settings = get_settings()
     if kind == "page":
-        from pagetrail.tools.workers.dispatch import send_jobs
-        from pagetrail.tools.workers.scan_jobs import abandon_page
-
         for item in items:
             _runner().run(abandon_page(
                 item, settings, _store(settings), error,
@@ -387,7 +348,6 @@ def _check_before_working(**_: Any) -> None:
     import sys
 
     from pagetrail.tools.errors import PagetrailError
-    from pagetrail.tools.workers.dispatch import prepare_distributed
 
     try:
         prepare_distributed(get_settings())

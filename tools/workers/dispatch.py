@@ -28,7 +28,9 @@ from pagetrail.tools.errors import (
 )
 from pagetrail.tools.net.politeness import spread_hosts
 from pagetrail.tools.settings import Settings, mask_url
-from pagetrail.tools.workers.jobs import JobKind, job_key, run_job
+from pagetrail.tools.workers.broker import configure, send_task
+from pagetrail.tools.workers.jobs import run_job
+from pagetrail.tools.workers.keys import JobKind, job_key
 
 ProgressFn = Callable[[int, int], None]
 REDIS_SCHEMES = ("redis", "rediss")
@@ -188,8 +190,6 @@ class CeleryDispatcher(Dispatcher):
         super().__init__(settings, store)
         from celery import Celery
 
-        from pagetrail.tools.workers.celery_app import configure
-
         self.client = Celery("pagetrail-client")
         configure(self.client, settings)
         self.poll_seconds = poll_seconds
@@ -199,7 +199,7 @@ class CeleryDispatcher(Dispatcher):
                               else settings.broker_visibility_timeout + longest + 60)
 
     def _send(self, kind: JobKind, items: list[dict[str, Any]]) -> None:
-        _send_task(self.client, kind, items)
+        send_task(self.client, kind, items)
 
     async def _run(self, kind: JobKind, todo: dict[str, dict[str, Any]], done: int,
                    total: int, progress: ProgressFn | None) -> None:
@@ -246,31 +246,6 @@ class CeleryDispatcher(Dispatcher):
         await asyncio.to_thread(mark_job, self.store, kind, job_key(kind, item), item, "queued")
         await asyncio.to_thread(self._send, kind, [item])
         return job_key(kind, item)
-
-
-def _send_task(client: Any, kind: JobKind, items: list[dict[str, Any]]) -> None:
-    from pagetrail.tools.workers.celery_app import QUEUES, TASK_NAMES
-
-    client.send_task(TASK_NAMES[kind], args=[items], queue=QUEUES[kind])
-
-
-_senders: dict[str, Any] = {}  # broker URL → Celery client, one per process
-
-
-def send_jobs(settings: Settings, kind: JobKind, items: Sequence[dict[str, Any]]) -> None:
-    """Send one job per item to the workers, without waiting: how a job fans out work (a
-    scan's page jobs, a page job's new pages)."""
-    client = _senders.get(settings.broker_url)
-    if client is None:
-        from celery import Celery
-
-        from pagetrail.tools.workers.celery_app import configure
-
-        client = Celery("pagetrail-sender")
-        configure(client, settings)
-        _senders[settings.broker_url] = client
-    for item in items:
-        _send_task(client, kind, [dict(item)])
 
 
 def get_dispatcher(settings: Settings, store: Store) -> Dispatcher:

@@ -26,11 +26,9 @@ Inputs are plain JSON objects (they travel in broker messages):
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pagetrail.store.db import Store
 from pagetrail.store.faults import away as store_away
@@ -38,29 +36,14 @@ from pagetrail.store.faults import is_store_fault, noted_fault, notes_store_faul
 from pagetrail.store.jobs import JobRecord, load_jobs, mark_job, record_jobs
 from pagetrail.tools.errors import BadJobInput, JobFailed, PagetrailError
 from pagetrail.tools.settings import Settings
+from pagetrail.tools.workers.broker import send_jobs
+from pagetrail.tools.workers.keys import RECOVER_FIELDS, JobKind, job_key
 
 if TYPE_CHECKING:
     from pagetrail.tools.scan.digest import ScanDigest
     from pagetrail.tools.scan.scanner import ScanOptions
 
-JobKind = Literal["check", "recover", "scan", "page", "digest"]
-KINDS: tuple[JobKind, ...] = ("check", "recover", "scan", "page", "digest")
-RECOVER_FIELDS = ("url", "source_url", "anchor", "context", "date")
 MAX_CANDIDATES = 10
-
-
-def job_key(kind: JobKind, item: dict[str, Any]) -> str:
-    """The natural key of a job: what makes two deliveries the same job."""
-    if kind == "check":
-        identity: dict[str, Any] = {"batch": item.get("batch", ""), "url": item["url"]}
-    elif kind == "recover":
-        identity = {name: item.get(name) or None for name in RECOVER_FIELDS}
-    elif kind == "page":
-        identity = {"scan": item["scan"], "url": item["url"]}
-    else:
-        identity = {"request": item["request"]}
-    payload = json.dumps({"kind": kind, **identity}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _failed(kind: JobKind, key: str, item: dict[str, Any], exc: PagetrailError) -> JobRecord:
@@ -227,8 +210,6 @@ async def page_job(item: dict[str, Any], settings: Settings, store: Store) -> No
 
 def _sender(settings: Settings) -> Callable[[str, list[dict[str, Any]]], None]:
     """How a job sends the jobs it fans out: to the workers (the broker is configured)."""
-    from pagetrail.tools.workers.dispatch import send_jobs
-
     return lambda kind, items: send_jobs(settings, kind, items)  # type: ignore[arg-type]
 
 

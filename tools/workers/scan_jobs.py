@@ -357,7 +357,7 @@ async def capture_outbound(store: Store, scan_id: str, settings: Settings) -> di
 
 def _finish(store: Store, scan_id: str, settings: Settings, captures: dict[str, int]) -> None:
     from pagetrail.tools.scan.digest import build_digest, to_json
-    from pagetrail.tools.workers.jobs import job_key
+    from pagetrail.tools.workers.keys import job_key
 
     scan = get_scan(store, scan_id)
     assert scan is not None

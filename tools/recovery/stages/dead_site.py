@@ -9,11 +9,24 @@ from __future__ import annotations
 from pagetrail.tools.engines.site import site_origin
 from pagetrail.tools.net.urls import site_of
 from pagetrail.tools.recovery.context import Ask, Asks, Context, Findings
+from pagetrail.tools.recovery.stages.base import Stage
 
 NAME = "dead site"
 
 
-async def plan(ctx: Context, found: Findings) -> Asks:
+class DeadSite(Stage):
+    """The dead site's own map, captures and title search; its root's new home."""
+
+    NAME = NAME
+
+    async def plan(self, ctx: Context, found: Findings) -> Asks:
+        return _plan(ctx)
+
+    async def settle(self, ctx: Context, found: Findings) -> int:
+        return await _settle(ctx, found)
+
+
+def _plan(ctx: Context) -> Asks:
     asks = Asks()
     url_query = " ".join(ctx.evidence.url_terms)
     for name in ctx.engines.site_local:
@@ -36,7 +49,7 @@ async def plan(ctx: Context, found: Findings) -> Asks:
     return asks
 
 
-async def settle(ctx: Context, found: Findings) -> int:
+async def _settle(ctx: Context, found: Findings) -> int:
     """The dead site's root redirects to another host (read by the site engine above): that
     host is the site's home now, so links on its pages count as the site's own
     (`links`). Not for a gone or parked site, whose root says nothing of the site."""

@@ -14,23 +14,41 @@ from pagetrail.tools.models import Candidate, Hit
 from pagetrail.tools.net.urls import host_of, normalize_url, site_of
 from pagetrail.tools.ranking.rank import reciprocal_rank_fusion
 from pagetrail.tools.recovery.context import Ask, Asks, Context, Findings
+from pagetrail.tools.recovery.stages.base import Stage
 
 NAME = "links"
-NEW_HOSTS = 4  # other sites (where top candidates live) whose own map is read, per recovery
-# How deep in the ranking a related page on another site names a site worth listing: an
-# unindexed replacement sits on a site whose other pages rank low (another article of it).
-NEIGHBOUR_DEPTH = 8
 
 
-async def plan(ctx: Context, found: Findings) -> Asks:
+class Links(Stage):
+    """The maps of related candidates' sites; the links on the pages read so far (each page
+    followed once: `linked_from`)."""
+
+    NAME = NAME
+
+    def __init__(self) -> None:
+        self.linked_from: set[str] = set()  # pages whose links were followed
+
+    async def plan(self, ctx: Context, found: Findings) -> Asks:
+        return _plan(ctx, found)
+
+    async def settle(self, ctx: Context, found: Findings) -> int:
+        """Follow the links of the pages fetched so far on the dead site and the listed
+        ones."""
+        if not ctx.listing_queries or not ctx.allowed("LINKS"):
+            return 0
+        sites = {site_of(ctx.url)} | found.listed_sites
+        return follow_links(found, ctx.url, self.linked_from, ctx.listing_queries[0], sites)
+
+
+def _plan(ctx: Context, found: Findings) -> Asks:
     """Ask the site-local engines for the maps of the sites where related candidates live."""
     asks = Asks(context=SearchContext(after=ctx.search.after))
     if not ctx.listing_queries or not ctx.allowed("LINKS"):
         return asks
     sites = {site_of(ctx.url)} | found.listed_sites
-    for candidate in found.ranked[:NEIGHBOUR_DEPTH]:
+    for candidate in found.ranked[:policy.NEIGHBOUR_DEPTH]:
         other = site_of(candidate.url)
-        if other in sites or len(found.listed_sites) >= NEW_HOSTS:
+        if other in sites or len(found.listed_sites) >= policy.NEIGHBOUR_SITES:
             continue
         # A site named after a gone one is where it may live now, however weak the page
         # that named it: its map may hold the dead page under a shape no search matched.
@@ -45,31 +63,25 @@ async def plan(ctx: Context, found: Findings) -> Asks:
     return asks
 
 
-async def settle(ctx: Context, found: Findings) -> int:
-    """Follow the links of the pages fetched so far on the dead site and the listed ones."""
-    if not ctx.listing_queries or not ctx.allowed("LINKS"):
-        return 0
-    sites = {site_of(ctx.url)} | found.listed_sites
-    return follow_links(found, ctx.listing_queries[0], sites)
-
-
 def looks_related(candidate: Candidate) -> bool:
     """Worth reading its site's map: the page resembles the dead one by its URL, title or
     text (a site the dead one moved to), not merely by ranking among weak candidates."""
     scores = candidate.scores
-    return (scores.url_similarity >= 0.15 or (scores.title_similarity or 0.0) >= 0.5
-            or (scores.content_cosine or 0.0) >= 0.5)
+    return (scores.url_similarity >= policy.NEIGHBOUR_URL
+            or (scores.title_similarity or 0.0) >= policy.NEIGHBOUR_TITLE
+            or (scores.content_cosine or 0.0) >= policy.NEIGHBOUR_CONTENT)
 
 
-def follow_links(found: Findings, query: str, sites: set[str]) -> int:
+def follow_links(found: Findings, dead_url: str, linked_from: set[str], query: str,
+                 sites: set[str]) -> int:
     """Link targets on `sites` from pages fetched so far, best first: by overlap with
     `query` and by how much their URL looks like the dead one (a slug of stop words, a
     renamed folder), the two orders fused. Returns candidates added."""
     links: dict[str, str] = {}
-    for page, page_links in found.outlinks.items():
-        if page in found.linked_from or site_of(page) not in sites:
+    for page, page_links in found.pages.outlinks.items():
+        if page in linked_from or site_of(page) not in sites:
             continue
-        found.linked_from.add(page)
+        linked_from.add(page)
         for link in page_links:
             if site_of(link.url) not in sites or normalize_url(link.url) in found.candidates:
                 continue
@@ -82,7 +94,7 @@ def follow_links(found: Findings, query: str, sites: set[str]) -> int:
     # Reciprocal-rank fusion of the two orders: each keeps its own tie-breaks, and a link
     # near the top of both comes first.
     by_words = rank_by_overlap(query, list(links.items()))
-    by_url = rank_by_url(found.url, list(links.items()))
+    by_url = rank_by_url(dead_url, list(links.items()))
     ranks: dict[str, list[int]] = {}
     for order in (by_words, by_url):
         for rank, (url, _text, _score) in enumerate(order, 1):

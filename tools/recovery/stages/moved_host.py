@@ -14,37 +14,47 @@ from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.net.fetch import unexplained_proxy_refusals
 from pagetrail.tools.net.urls import host_of, host_variants, site_of
 from pagetrail.tools.recovery.context import Ask, Asks, Context, Findings
-from pagetrail.tools.recovery.homes import add_new_homes
+from pagetrail.tools.recovery.homes import Guesses, add_new_homes
+from pagetrail.tools.recovery.stages.base import Stage
 
 NAME = "moved host"
 
 
-async def plan(ctx: Context, found: Findings) -> Asks:
-    # The variants are listed by host (no dead URL in their context: it is not theirs).
-    asks = Asks(context=SearchContext(after=ctx.search.after))
-    if not ctx.site_gone or not ctx.allowed("LINKS"):
+class MovedHost(Stage):
+    """The gone host's first variant that answers, listed; the dead path on new homes
+    (`guesses`: the recovery's guessed addresses, shared with the siblings stage)."""
+
+    NAME = NAME
+
+    def __init__(self, guesses: Guesses) -> None:
+        self.guesses = guesses
+
+    async def plan(self, ctx: Context, found: Findings) -> Asks:
+        # The variants are listed by host (no dead URL in their context: it is not theirs).
+        asks = Asks(context=SearchContext(after=ctx.search.after))
+        if not ctx.site_gone or not ctx.allowed("LINKS"):
+            return asks
+        listers = ctx.engines.listers
+        queries = ctx.listing_queries
+        for host in await moved_site_hosts(ctx, found):
+            found.listed_sites.add(site_of(f"https://{host}/"))
+            asks.now += [Ask("LINKS", query, [name], host)
+                         for name in listers for query in queries]
+            asks.then += [Ask("LINKS", str(ctx.url), [name], host) for name in listers]
         return asks
-    listers = ctx.engines.listers
-    queries = ctx.listing_queries
-    for host in await moved_site_hosts(ctx, found):
-        found.listed_sites.add(site_of(f"https://{host}/"))
-        asks.now += [Ask("LINKS", query, [name], host) for name in listers for query in queries]
-        asks.then += [Ask("LINKS", str(ctx.url), [name], host) for name in listers]
-    return asks
+
+    async def settle(self, ctx: Context, found: Findings) -> int:
+        """The dead path on the hosts the site's own lists and the probes showed its folder
+        on (`homes.add_new_homes`): read with this step's ranking, before a look-alike of
+        another page of the new host can end the search."""
+        return add_new_homes(ctx, found, self.guesses)
 
 
-async def settle(ctx: Context, found: Findings) -> int:
-    """The dead path on the hosts the site's own lists and the probes showed its folder on
-    (`homes.add_new_homes`): read with this step's ranking, before a look-alike of another
-    page of the new host can end the search."""
-    return add_new_homes(ctx, found)
-
-
-def named_hosts(found: Findings) -> list[str]:
+def named_hosts(ctx: Context, found: Findings) -> list[str]:
     """Hosts the evidence gathered so far names (candidates' and archived redirects'
     addresses), in the order they came."""
     urls = [e.url for e in found.candidates.values()]
-    urls += [r.target_url for r in found.archived_redirects]
+    urls += [r.target_url for r in ctx.direct.redirects]
     return list(dict.fromkeys(h for h in (host_of(u) for u in urls) if h))
 
 
@@ -81,7 +91,7 @@ async def moved_site_hosts(ctx: Context, found: Findings) -> list[str]:
 
     # Without a web engine nothing else will name the new host: every variant is probed.
     cap = policy.MOVED_HOST_PROBES if ctx.engines.web else policy.MOVED_HOST_PROBES_NO_WEB
-    order = probe_order(dead_host, named_hosts(found), cap)
+    order = probe_order(dead_host, named_hosts(ctx, found), cap)
     hosts: list[str] = []
     for start in range(0, len(order), policy.MOVED_HOST_WAVE):
         wave = order[start:start + policy.MOVED_HOST_WAVE]
@@ -89,5 +99,5 @@ async def moved_site_hosts(ctx: Context, found: Findings) -> list[str]:
         if answered:
             hosts.append(answered[0])  # the likeliest of the wave
             break
-    found.search_evidence["site_moved_to"] = hosts
+    found.notes.figures["site_moved_to"] = hosts
     return hosts

@@ -1,7 +1,7 @@
 """The dead page's siblings: its slug under the folders its live siblings use now
 (`tools.recovery.siblings`): the folders of the same-site candidates (pages found for this
 link), else of the pages the site lists (sitemap, root page; already read by the site
-engine), else of the links on fetched pages; at most MAX_TRANSPLANTS URLs a recovery.
+engine), else of the links on fetched pages; at most policy.MAX_TRANSPLANTS URLs a recovery.
 
 And, for a URL-only link or one nothing was found for yet, the siblings' live redirects
 (`tools.recovery.sibling_redirects`): a few pages of the dead URL's folder that the archive
@@ -13,47 +13,59 @@ from __future__ import annotations
 
 from urllib.parse import urljoin
 
+from pagetrail.tools import policy
 from pagetrail.tools.engines.site import site_origin
 from pagetrail.tools.errors import PagetrailError
 from pagetrail.tools.models import Hit
 from pagetrail.tools.net.urls import host_of
 from pagetrail.tools.recovery import memory
 from pagetrail.tools.recovery.context import Asks, Context, Findings
-from pagetrail.tools.recovery.homes import add_new_homes
+from pagetrail.tools.recovery.homes import Guesses, add_new_homes
 from pagetrail.tools.recovery.learn import record_move
 from pagetrail.tools.recovery.sibling_redirects import directory, pick_siblings, proposals
 from pagetrail.tools.recovery.siblings import transplants
+from pagetrail.tools.recovery.stages.base import Stage
 
 NAME = "siblings"
-MAX_TRANSPLANTS = 4  # the dead slug tried under this many sibling folders, per recovery
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MOVE_SOURCE = "live redirect"  # a sibling's own redirect, as the store names it
 
 
-async def plan(ctx: Context, found: Findings) -> Asks:
-    added = await _sibling_redirects(ctx, found)
-    added += add_new_homes(ctx, found)
-    if len(found.transplanted) >= MAX_TRANSPLANTS or not ctx.allowed("SITE") or ctx.site_gone:
+class Siblings(Stage):
+    """The siblings' redirects (once a recovery), the new homes, the slug under the
+    siblings' folders (`guesses`: the recovery's guessed addresses, shared with the
+    moved-host stage)."""
+
+    NAME = NAME
+
+    def __init__(self, guesses: Guesses) -> None:
+        self.guesses = guesses
+        self.redirects_read = False  # the dead URL's siblings checked for redirects
+
+    async def plan(self, ctx: Context, found: Findings) -> Asks:
+        added = 0
+        if not self.redirects_read and _redirects_worth_reading(ctx, found):
+            self.redirects_read = True
+            added += await _sibling_redirects(ctx, found)
+        added += add_new_homes(ctx, found, self.guesses)
+        guesses = self.guesses
+        if len(guesses) >= policy.MAX_TRANSPLANTS or not ctx.allowed("SITE") or ctx.site_gone:
+            return Asks(added=added)
+        urls = transplants(ctx.url, [evidence.url for evidence in found.candidates.values()])
+        if not urls and ctx.engines.lister is not None and not ctx.host_silent:
+            listing = await ctx.engines.lister.listing(site_origin(ctx.url))
+            urls = transplants(ctx.url, list(listing.pages))
+        if not urls:
+            urls = transplants(ctx.url, [link.url for links in found.pages.outlinks.values()
+                                         for link in links])
+        for url in urls:
+            if url in guesses or len(guesses) >= policy.MAX_TRANSPLANTS:
+                continue
+            guesses.add(url)
+            if found.add_hit("SITE", Hit(url=url, rank=len(guesses),
+                                         engine="siblings")) is not None:
+                added += 1
         return Asks(added=added)
-    urls = transplants(ctx.url, [evidence.url for evidence in found.candidates.values()])
-    if not urls and ctx.engines.lister is not None and not ctx.host_silent:
-        listing = await ctx.engines.lister.listing(site_origin(ctx.url))
-        urls = transplants(ctx.url, list(listing.pages))
-    if not urls:
-        urls = transplants(ctx.url, [link.url for links in found.outlinks.values()
-                                     for link in links])
-    for url in urls:
-        if url in found.transplanted or len(found.transplanted) >= MAX_TRANSPLANTS:
-            continue
-        found.transplanted.add(url)
-        if found.add_hit("SITE", Hit(url=url, rank=len(found.transplanted),
-                                     engine="siblings")) is not None:
-            added += 1
-    return Asks(added=added)
-
-
-async def settle(ctx: Context, found: Findings) -> int:
-    return 0
 
 
 def _url_only(ctx: Context) -> bool:
@@ -99,19 +111,20 @@ async def _redirects(ctx: Context, siblings: list[str]) -> list[tuple[str, str]]
     return redirects
 
 
+def _redirects_worth_reading(ctx: Context, found: Findings) -> bool:
+    """Only for URL-only links or when nothing was found yet, on a host that answers."""
+    return ctx.allowed("INFER") and not ctx.site_gone and not ctx.host_silent \
+        and (_url_only(ctx) or not found.candidates)
+
+
 async def _sibling_redirects(ctx: Context, found: Findings) -> int:
-    """Candidates from the rule the dead URL's siblings redirect by (at most once a
-    recovery, only for URL-only links or when nothing was found yet)."""
-    if found.sibling_redirects_read or not ctx.allowed("INFER") or ctx.site_gone \
-            or ctx.host_silent or not (_url_only(ctx) or not found.candidates):
-        return 0
-    found.sibling_redirects_read = True
+    """Candidates from the rule the dead URL's siblings redirect by."""
     folder = directory(ctx.url)
     if folder is None:
         return 0
     redirects: list[tuple[str, str]] = []
     if ctx.store is not None:  # the folder's siblings checked before: their redirects kept
-        known = await memory.stored(found.failures, "reading known moves", [],
+        known = await memory.stored(found.fail, "reading known moves", [],
                                     memory.moves_for_site, ctx.store, ctx.url)
         redirects = [(m.old_url, m.new_url) for m in known
                      if m.source == MOVE_SOURCE and directory(m.old_url) == folder]
@@ -121,7 +134,7 @@ async def _sibling_redirects(ctx: Context, found: Findings) -> int:
             for old, new in redirects:
                 # A learned move, like the pipeline's: the database away past its wait
                 # stops the run (resumable) rather than losing it (memory.stored).
-                await memory.stored(found.failures, "recording a sibling's redirect", None,
+                await memory.stored(found.fail, "recording a sibling's redirect", None,
                                     record_move, ctx.store, old, new, MOVE_SOURCE,
                                     required=True)
     added = 0

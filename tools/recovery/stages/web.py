@@ -8,12 +8,13 @@ from dataclasses import dataclass
 
 from pagetrail.tools.evidence.queryplan import plan_queries
 from pagetrail.tools.recovery.context import Ask, Asks, Context, Findings
+from pagetrail.tools.recovery.stages.base import Stage
 
 NAME = "web"
 
 
 @dataclass(frozen=True)
-class WebRound:
+class WebRound(Stage):
     """One stage of the query plan: a stage with the one signature."""
 
     number: int
@@ -21,15 +22,12 @@ class WebRound:
     planned: int  # queries planned in all, for progress
 
     @property
-    def NAME(self) -> str:
+    def NAME(self) -> str:  # type: ignore[override]
         return f"{NAME} {self.number}"
 
     async def plan(self, ctx: Context, found: Findings) -> Asks:
         await found.report("queries", len(found.queries), self.planned, f"stage {self.number}")
         return Asks(now=list(self.batch))
-
-    async def settle(self, ctx: Context, found: Findings) -> int:
-        return 0
 
 
 def rounds(ctx: Context, asked_before: int) -> list[WebRound]:

@@ -1,7 +1,7 @@
 """Related archived pages for a lost URL: same topic, archived, ranked (seed 004, §4.4).
 
 For a URL that is neither live nor archived the paper recommends *other* archived pages:
-classify the URL (tools.recovery.classify), take the hosts of that category from the user's training
+classify the URL (tools.learning.classify), take the hosts of that category from the user's training
 data, keep those an archive holds, and rank them by
 
     score = w_t·t + w_p·p + w_s·s + w_q·q          (Equation 1, weights summing to 1)
@@ -35,9 +35,7 @@ from urllib.parse import urljoin, urlsplit
 from pagetrail.tools.content.dates import as_utc
 from pagetrail.tools.content.uritokens import TokenOptions, all_grams, similarity_tokens, uri_text
 from pagetrail.tools.errors import ConfigError, PagetrailError
-from pagetrail.tools.models import Memento
-from pagetrail.tools.net.urls import normalize_url, validate_url
-from pagetrail.tools.recovery.classify import (
+from pagetrail.tools.learning.classify import (
     MODEL_FILE,
     LinearUriModel,
     classify_url,
@@ -45,6 +43,8 @@ from pagetrail.tools.recovery.classify import (
     load_model,
     model_dir,
 )
+from pagetrail.tools.models import Memento
+from pagetrail.tools.net.urls import normalize_url, validate_url
 from pagetrail.tools.settings import Settings, get_settings, mask_url
 
 log = logging.getLogger(__name__)
