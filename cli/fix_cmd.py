@@ -10,7 +10,7 @@ from pathlib import Path
 from pagetrail.cli.common import fail, parse_date, print_json, run_async
 
 KINDS = ("moved", "replacement", "archived")
-FORMATS = ("text", "json", "sarif", "junit", "github")
+FORMATS = ("text", "json", "sarif", "junit", "github", "markdown")
 
 
 def _kinds(text: str) -> tuple[str, ...]:
