@@ -314,3 +314,79 @@ async def test_core_serves_mcp(core_python: Path, tmp_path: Path, tiny_world,
         answer = await client.call_tool("check_link", {"url": tiny_world.news_root})
         assert not answer.is_error, answer.content
         assert answer.structured_content["verdict"] == "ok"
+
+
+def test_release_workflow_and_changelog_agree_with_the_version() -> None:
+    import tomllib
+
+    import yaml
+
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    changelog = (REPO / "CHANGELOG.md").read_text()
+    assert "## [Unreleased]" in changelog and f"## [{version}] - " in changelog
+    assert f"[{version}]: " in changelog  # the version's link (Keep a Changelog)
+    workflow = yaml.safe_load((REPO / ".github/workflows/release.yml").read_text())
+    trigger = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert trigger == {"push": {"tags": ["v*"]}}
+    publish = workflow["jobs"]["publish"]
+    assert publish["permissions"] == {"id-token": "write"}  # trusted publishing, no token
+    assert any(step.get("uses", "").startswith("pypa/gh-action-pypi-publish@")
+               for step in publish["steps"])
+    build = "\n".join(step.get("run", "") for step in workflow["jobs"]["build"]["steps"])
+    assert "python -m build" in build and "twine check --strict" in build
+    assert (REPO / "LICENSE").read_text().startswith("MIT License")
+
+
+# --- Containers: the image and the compose file ----------------------------------------------
+
+
+def test_compose_file_follows_the_compose_specification() -> None:
+    """compose.yaml against the Compose Specification's own schema (tests/fixtures/compose),
+    and the pieces of "Running on several machines" in it."""
+    import json
+
+    import jsonschema
+    import yaml
+
+    schema = json.loads((REPO / "tests/fixtures/compose/compose-spec.json").read_text())
+    compose = yaml.safe_load((REPO / "compose.yaml").read_text())
+    errors = [f"{list(e.path)}: {e.message}"
+              for e in jsonschema.Draft7Validator(schema).iter_errors(compose)]
+    assert not errors, errors
+    services = compose["services"]
+    assert set(services) == {"redis", "postgres", "migrate", "worker", "mcp", "slack"}
+    assert services["migrate"]["command"] == ["db", "upgrade"]
+    assert services["migrate"]["restart"] == "no"
+    for name in ("worker", "mcp", "slack"):
+        assert services[name]["depends_on"]["migrate"] == {
+            "condition": "service_completed_successfully"}, name
+        assert services[name]["image"] == services["migrate"]["image"], name
+        env = services[name]["environment"]
+        assert env["PAGETRAIL_DATABASE_URL"].startswith("postgresql://"), name
+        assert env["PAGETRAIL_BROKER_URL"].startswith("redis://"), name
+    assert services["worker"]["command"][0] == "worker"
+    assert services["mcp"]["command"][:3] == ["serve", "mcp", "--http"]
+    assert "PAGETRAIL_MCP_TOKEN" in services["mcp"]["environment"]  # bound beyond loopback
+    assert services["slack"]["command"][:2] == ["serve", "slack"]
+    # Published on the host's loopback only; a reverse proxy goes in front.
+    for name in ("mcp", "slack"):
+        assert all(port.startswith("127.0.0.1:") for port in services[name]["ports"]), name
+    # No password in the file: each comes from the environment, required.
+    text = (REPO / "compose.yaml").read_text()
+    assert "${POSTGRES_PASSWORD:?" in text and "${REDIS_PASSWORD:?" in text
+
+
+def test_dockerfile_is_multi_stage_non_root_with_every_extra() -> None:
+    lines = [line.strip() for line in (REPO / "Dockerfile").read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    stages = [line for line in lines if line.startswith("FROM ")]
+    assert len(stages) == 2 and stages[0].endswith(" AS build")
+    text = "\n".join(lines)
+    assert "COPY --from=build /opt/pagetrail /opt/pagetrail" in text
+    assert '[all]"' in text and "pip wheel" in text
+    user = [line for line in lines if line.startswith("USER ")]
+    assert user and user[-1].split()[1].split(":")[0] not in ("root", "0")
+    assert lines.index(user[-1]) > lines.index(stages[1])
+    assert 'ENTRYPOINT ["pagetrail"]' in text
+    ignored = (REPO / ".dockerignore").read_text().split()
+    assert ".venv" in ignored and ".git" in ignored
