@@ -90,7 +90,8 @@ echo "== pipx install and uvx --from the wheel"
 # distributions are downloaded by pip into a wheelhouse, which both then use offline.
 "$PYTHON" -m venv "$work/tools"
 "$work/tools/bin/python" -m pip install -q pipx uv
-"$work/venv/bin/python" -m pip download -q -d "$work/wheelhouse" "$wheel"
+# Wheels, not sdists: a package published only as an sdist (wordninja) is built here once.
+"$work/venv/bin/python" -m pip wheel -q -w "$work/wheelhouse" "$wheel"
 printf '# Notes\n\nNo links here.\n' > "$work/notes.md"
 export PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/pipx-bin" PIPX_MAN_DIR="$work/pipx-man"
 "$work/tools/bin/pipx" install --python "$PYTHON" \
@@ -102,4 +103,15 @@ export UV_CACHE_DIR="$work/uv-cache" UV_PYTHON_DOWNLOADS=never UV_TOOL_DIR="$wor
   --from "$wheel" pagetrail --version
 (cd "$work" && PAGETRAIL_DATA_DIR="$work/uv-data" "$work/tools/bin/uvx" --python "$PYTHON" \
   --no-index --find-links "$work/wheelhouse" --from "$wheel" pagetrail fix notes.md)
+echo "== the Action's install step (action.yml) as a runner runs it"
+# Its own checkout into a venv of its own (pip builds it from source, as on the runner).
+mkdir -p "$work/runner"
+: > "$work/runner/path"
+: > "$work/runner/env"
+install=$("$VENV/bin/python" -c 'import yaml
+print(yaml.safe_load(open("action.yml"))["runs"]["steps"][0]["run"])')
+RUNNER_TEMP="$work/runner" GITHUB_PATH="$work/runner/path" GITHUB_ENV="$work/runner/env" \
+  ACTION_PATH="$PWD" PAGETRAIL_VERSION="" bash -ec "$install"
+"$(cat "$work/runner/path")/pagetrail" --version
+grep -qx "PAGETRAIL_DATA_DIR=$work/runner/pagetrail-store" "$work/runner/env"
 echo "wheel test passed"
