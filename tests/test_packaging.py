@@ -159,19 +159,52 @@ def _link_distribution(name: str, site_packages: Path) -> None:
             target.symlink_to(source)
 
 
-@pytest.fixture(scope="module")
-def core_python(wheel: Path, tmp_path_factory) -> Path:
-    """The Python of a virtualenv holding only pagetrail's core (no extra)."""
-    venv = tmp_path_factory.mktemp("core") / "venv"
+def _venv_with(wheel: Path, venv: Path, extras: tuple[str, ...] = ()) -> Path:
+    """A virtualenv holding exactly what `pip install WHEEL[extras]` would; its Python."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     target = Path(sysconfig.get_path("purelib", vars={"base": str(venv)}))
-    for name in core_closure(wheel):
+    for name in core_closure(wheel, extras):
         _link_distribution(name, target)
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
          str(wheel)], check=True, capture_output=True, timeout=300,
     )
     return venv / "bin" / "python"
+
+
+@pytest.fixture(scope="module")
+def core_python(wheel: Path, tmp_path_factory) -> Path:
+    """The Python of a virtualenv holding only pagetrail's core (no extra)."""
+    return _venv_with(wheel, tmp_path_factory.mktemp("core") / "venv")
+
+
+# What each extra makes work: run in a virtualenv of the core plus that extra alone.
+EXTRA_FACES = {
+    "slack": "import pagetrail.bot.server, pagetrail.bot.scheduler, pagetrail.bot.digest_post",
+    "workers": "import pagetrail.tools.workers.celery_app, psycopg",
+    "postgres": "import psycopg, sqlalchemy; sqlalchemy.create_engine("
+                "'postgresql+psycopg://u:p@127.0.0.1:9/d')",
+    "charts": "from pagetrail.tools.scan.trend import SERIES, Trend, render_chart\n"
+              "t = Trend('c', ['2026-W01'], {n: [1] for n in SERIES})\n"
+              "assert render_chart(t)[:4] == b'\\x89PNG'",
+    "testbed": "import pagetrail.tools.testbed.runner, pagetrail.tools.testbed.worldgen",
+    "train": "from pagetrail.tools.ranking.rank import fit_calibration\n"
+             "fit_calibration([({'content': 1.0}, True), ({'content': 0.0}, False)] * 3)",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("extra", sorted(EXTRA_FACES))
+def test_each_extra_adds_its_face(wheel: Path, core_python: Path, tmp_path: Path,
+                                  extra: str) -> None:
+    python = _venv_with(wheel, tmp_path / "venv", (extra,))
+    run = subprocess.run([str(python), "-c", EXTRA_FACES[extra]], capture_output=True,
+                         text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    # The same lines fail in the core alone: the extra is what made them work.
+    core = subprocess.run([str(core_python), "-c", EXTRA_FACES[extra]], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert core.returncode != 0 and "ModuleNotFoundError" in core.stderr, extra
 
 
 def _core_cli(core_python: Path, *args: str, env: dict[str, str] | None = None,
