@@ -6,6 +6,7 @@
 #   ENGINE=podman|docker (podman)   BASE=image with python3 + venv (the Dockerfile's default)
 #   ENGINE_ARGS: global engine options (e.g. "--storage-driver vfs --runtime runc")
 #   RUN_ARGS: options for build and run (e.g. "--ulimit nofile=20000:20000")
+#   BUILD=0: test the image already built as IMAGE
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ENGINE=${ENGINE:-podman}
@@ -16,8 +17,10 @@ build=()
 if [ -n "${BASE:-}" ]; then build=(--build-arg "BASE=$BASE"); fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-echo "== build"
-"${engine[@]}" build --network host "${extra[@]}" "${build[@]}" -t "$image" .
+if [ "${BUILD:-1}" != 0 ]; then
+  echo "== build"
+  "${engine[@]}" build --network host "${extra[@]}" "${build[@]}" -t "$image" .
+fi
 run() { "${engine[@]}" run --rm --network host "${extra[@]}" "$@"; }
 
 echo "== the image"
@@ -42,15 +45,19 @@ broker=$(bash scripts/redis.sh start "$redisdir" "$(free_port)")
 env=(-e "PAGETRAIL_DATABASE_URL=$database" -e "PAGETRAIL_BROKER_URL=$broker")
 
 echo "== migration one-shot"
-run "${env[@]}" "$image" db upgrade | tee /dev/stderr | grep -q "at revision"
+migrated=$(run "${env[@]}" "$image" db upgrade)
+echo "$migrated"
+grep -q "at revision" <<< "$migrated"
 
 echo "== worker"
 names+=(pagetrail-ct-worker)
 "${engine[@]}" run -d --name pagetrail-ct-worker --network host "${extra[@]}" "${env[@]}" \
   "$image" worker --concurrency 1 > /dev/null
 for _ in $(seq 60); do
-  if run "${env[@]}" --entrypoint celery "$image" -A pagetrail.tools.workers.celery_app \
-       inspect ping --timeout 2 2> /dev/null | grep -q pong; then pinged=1; break; fi
+  # Captured first: `| grep -q` would end celery early, and pipefail call that a failure.
+  answer=$("${engine[@]}" exec pagetrail-ct-worker celery -A pagetrail.tools.workers.celery_app \
+             inspect ping --timeout 2 2> /dev/null || true)
+  if grep -q pong <<< "$answer"; then pinged=1; break; fi
   sleep 2
 done
 [ "${pinged:-}" = 1 ] || { "${engine[@]}" logs pagetrail-ct-worker >&2; exit 1; }
