@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 KINDS = ("moved", "replacement", "archived")
 NOTHING_CHECKED = 3  # distinct from 1 (dead links left): the Action fails on anything over 1
-FORMATS = ("text", "json", "sarif", "junit", "github")
+FORMATS = ("text", "json", "sarif", "junit", "github", "markdown")
 
 
 def _kinds(text: str) -> tuple[str, ...]:

@@ -79,6 +79,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         except ModuleNotFoundError as exc:
             if exc.name == name:
                 continue
+            if command is None and pagetrail.missing_extra(exc) is not None:
+                continue  # the full help lists what this install can run
             raise
         module.register(sub)
     return parser
@@ -133,11 +135,32 @@ def redis_fault(exc: BaseException) -> str | None:
     return f"Redis (shared limits, task queue) did not answer after its retries: {exc}"
 
 
+def missing_extra(exc: ModuleNotFoundError, command: str | None) -> int:
+    """One line naming the extra that brings the missing package (exit 2), or re-raise:
+    a module missing from an extra is an install choice; any other is a bug."""
+    named = pagetrail.missing_extra(exc, f"`pagetrail {command}`" if command else "")
+    if named is None:
+        raise exc
+    return fail(f"{named.code}: {named}")
+
+
+def _command_words(args: argparse.Namespace) -> str | None:
+    """`serve slack`, `worker`: the command (and its subcommand) that ran, for messages."""
+    words = [args.command] if getattr(args, "command", None) else []
+    words += [value for key, value in vars(args).items() if isinstance(value, str)
+              and (key == "face" or key.endswith(("_action", "_command")))][:1]
+    return " ".join(words) or None
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     skip_httpx_command_line()
-    with collector_paused_for_imports():
-        parser = build_parser(requested_command(arguments))
+    command = requested_command(arguments)
+    try:
+        with collector_paused_for_imports():
+            parser = build_parser(command)
+    except ModuleNotFoundError as exc:
+        return missing_extra(exc, command)
     args = parser.parse_args(arguments)
     logging.basicConfig(
         level=logging.WARNING - 10 * min(args.verbose, 2),
@@ -155,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except PagetrailError as exc:
         return fail(f"{exc.code}: {exc}")
+    except ModuleNotFoundError as exc:
+        return missing_extra(exc, _command_words(args))
     except Exception as exc:
         reason = redis_fault(exc)
         if reason is None:

@@ -87,6 +87,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
         UnsupportedContent,
         WorldError,
     )
+    from pagetrail.tools.extras import MissingExtra, missing_extra
     from pagetrail.tools.fix.config import FixConfig, load_fix_config
     from pagetrail.tools.fix.lychee import LycheeReportError
     from pagetrail.tools.fix.lychee import read_lychee as read_lychee_report
@@ -252,6 +253,8 @@ _EXPORTS: dict[str, str] = {
     "BadJobInput": "pagetrail.tools.errors",
     "WorldError": "pagetrail.tools.errors",
     "ModelMissing": "pagetrail.tools.errors",
+    "MissingExtra": "pagetrail.tools.extras",
+    "missing_extra": "pagetrail.tools.extras",
     "RateLimited": "pagetrail.tools.errors",
     "EngineUnavailable": "pagetrail.tools.errors",
     "ArchiveExcluded": "pagetrail.tools.errors",
@@ -384,6 +387,7 @@ __all__ = [
     "LinkVerdict",
     "LycheeReportError",
     "Memento",
+    "MissingExtra",
     "ModelMissing",
     "NetworkDown",
     "NoMemento",
@@ -456,6 +460,7 @@ __all__ = [
     "lychee_report_inputs",
     "mask_url",
     "migrate_store",
+    "missing_extra",
     "moves_for_site",
     "open_store",
     "origin_of",

@@ -164,15 +164,45 @@ def to_github(report: FixReport) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-FORMATS = {"text": to_text, "json": to_json, "junit": to_junit, "github": to_github}
+def _cell(text: object) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(report: FixReport) -> str:
+    """GitHub-flavoured Markdown (a job summary, a pull request's body): the summary table
+    per file, then each dead link with what was found for it."""
+    headers = ["file", *VERDICTS, "rewritten"]
+    totals = report.counts()
+    rows = [[f"`{_cell(f.path)}`", *(str(f.counts.get(v, 0)) for v in VERDICTS),
+             str(f.rewritten)] for f in report.files]
+    rows.append(["**total**", *(str(totals[v]) for v in VERDICTS),
+                 str(sum(f.rewritten for f in report.files))])
+    out = ["| " + " | ".join(headers) + " |", "|---" + "|--:" * (len(headers) - 1) + "|",
+           *("| " + " | ".join(row) + " |" for row in rows), ""]
+    problems = _problems(report)
+    if problems:
+        out += ["| where | link | verdict | new address |", "|---|---|---|---|"]
+        out += [f"| `{_cell(link.path)}:{link.line}` | {_cell(link.url)} | {link.verdict}"
+                f"{' (rewritten)' if link.written else ' (in the diff)' if link.rewritten else ''}"
+                f" | {_cell(link.new_url or '')} |" for link in problems]
+        out.append("")
+    out += [f"- {_cell(p.path)}: {p.code}: {_cell(p.message)}" for p in report.problems]
+    out.append(f"{report.distinct_urls} distinct URLs, {report.dead_left} dead link(s) left"
+               + ("" if report.written else " (dry run)") + ".")
+    return "\n".join(out) + "\n"
+
+
+FORMATS = {"text": to_text, "json": to_json, "junit": to_junit, "github": to_github,
+           "markdown": to_markdown}
 
 
 def render(report: FixReport, fmt: str, version: str = "0") -> str:
-    """The report in `fmt`: text (diff and summary), json, sarif, junit or github."""
+    """The report in `fmt`: text (diff and summary), json, sarif, junit, github or
+    markdown."""
     if fmt == "sarif":
         return to_sarif(report, version)
     return FORMATS[fmt](report)
 
 
-__all__ = ["render", "summary_table", "to_github", "to_json", "to_junit",
+__all__ = ["render", "summary_table", "to_github", "to_json", "to_junit", "to_markdown",
            "to_sarif", "to_text"]
