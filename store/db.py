@@ -74,14 +74,20 @@ class PoolSize:
 
 URL_HINT = "try sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB"
 BACKENDS = ("sqlite", "postgresql")  # the databases pagetrail ships drivers and migrations for
+# (backend, driver) that Python or an extra of pagetrail's brings (psycopg 3: `[postgres]`).
+SHIPPED_DRIVERS = {("sqlite", "pysqlite"), ("postgresql", "psycopg")}
 
 
-def parse_database_url(url: str) -> URL:
+def parse_database_url(url: str, *, check_driver: bool = True) -> URL:
     """`url` parsed by SQLAlchemy, or ConfigError (one line, never the URL's password) when
     it is malformed (no scheme, `user:pw@host`), has a port that is not 1–65535, names a
     database other than SQLite or PostgreSQL (`mysql://`), or a driver SQLAlchemy does not
-    know or that is not installed. (`postgresql:///db`, without a host, is libpq's local
-    socket: a working URL.)"""
+    know. (`postgresql:///db`, without a host, is libpq's local socket: a working URL.)
+
+    `check_driver`: the driver's module is imported too. One that is not installed (psycopg
+    without the `[postgres]` extra) is raised as the ModuleNotFoundError it is, so that the
+    face names the extra to install; settings are validated without it (a command that
+    never opens the store must not need the driver)."""
     try:
         parsed = make_url(url.strip())
     except (ArgumentError, ValueError):
@@ -94,10 +100,18 @@ def parse_database_url(url: str) -> URL:
         raise ConfigError(f"database URL names {backend!r}: pagetrail stores in SQLite or "
                           f"PostgreSQL ({URL_HINT})")
     try:
-        parsed.get_dialect().import_dbapi()  # the driver: plain postgresql:// is psycopg 3
-    except (NoSuchModuleError, ImportError):
-        raise ConfigError(f"database URL names the driver {parsed.drivername!r}, which is "
-                          f"not installed ({URL_HINT})") from None
+        dialect = parsed.get_dialect()
+    except NoSuchModuleError:
+        raise ConfigError(f"database URL names the driver {parsed.drivername!r}, which "
+                          f"SQLAlchemy does not know ({URL_HINT})") from None
+    if (backend, parsed.get_driver_name()) not in SHIPPED_DRIVERS:
+        try:  # a driver no extra of pagetrail's brings (postgresql+psycopg2://): the URL's
+            dialect.import_dbapi()
+        except ImportError:
+            raise ConfigError(f"database URL names the driver {parsed.drivername!r}, which "
+                              f"is not installed ({URL_HINT})") from None
+    elif check_driver:
+        dialect.import_dbapi()  # plain postgresql:// is psycopg 3 (the [postgres] extra)
     return parsed
 
 
@@ -111,9 +125,6 @@ def create_db_engine(url: str, pool: PoolSize = PoolSize(), *,
     parsed = parse_database_url(url)
     try:
         return _create_db_engine(parsed, pool, create_folder)
-    except (NoSuchModuleError, ImportError):
-        raise ConfigError(f"database URL names the driver {parsed.drivername!r}, which is "
-                          f"not installed ({URL_HINT})") from None
     except (ArgumentError, ValueError):
         raise ConfigError(f"database URL is malformed ({URL_HINT})") from None
 

@@ -135,15 +135,18 @@ def _fix_step(action: dict) -> dict:
 
 def test_the_action_step_passes_with_the_configuration(repos, testbed_env, tmp_path):
     action = yaml.safe_load((ROOT / "action.yml").read_text())
-    # The step's own script, with this checkout's pagetrail in place of the one it installs.
-    script = re.sub(r"\S*pagetrail fix", f"{PAGETRAIL} fix", _fix_step(action)["run"])
+    # The step's own script, with this checkout's pagetrail first on PATH in place of the one
+    # the Action installs.
+    script = _fix_step(action)["run"]
     plain, configured = repos
     for repo, dead_left in ((plain, "1"), (configured, "0")):
         output = tmp_path / f"{repo.name}-output"
         output.write_text("")
         env = {**os.environ, **testbed_env, "FIX_PATHS": "docs", "FIX_ARGS": "",
-               "FIX_FORMAT": "github", "FIX_WRITE": "false", "GITHUB_OUTPUT": str(output),
-               "GITHUB_STEP_SUMMARY": str(tmp_path / f"{repo.name}-summary.md")}
+               "FIX_FORMAT": "github", "FIX_WRITE": "false", "FIX_SUMMARY": "true",
+               "GITHUB_OUTPUT": str(output), "RUNNER_TEMP": str(tmp_path),
+               "GITHUB_STEP_SUMMARY": str(tmp_path / f"{repo.name}-summary.md"),
+               "PATH": f"{Path(PAGETRAIL).parent}{os.pathsep}{os.environ['PATH']}"}
         done = subprocess.run(["bash", "-ec", script], cwd=repo, env=env, text=True,
                               capture_output=True, timeout=300)
         assert done.returncode == 0, done.stderr

@@ -214,7 +214,7 @@ class Settings(BaseSettings):
         every command: raised as it is, not as pydantic's ValidationError)."""
         from pagetrail.store.db import parse_database_url
 
-        parse_database_url(value)
+        parse_database_url(value, check_driver=False)  # the driver: when the store opens
         return value
 
     @field_validator("broker_url", "redis_url", mode="after")
