@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,15 @@ pytest_plugins = ["plugin_testbed", "distributed_helpers"]
 POSTGRES_URL = os.environ.get("PAGETRAIL_TEST_POSTGRES_URL")
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with the most `slow` tests first, the rest in their usual order (a stable sort:
+    tests keep their order within a file). scripts/test.sh hands whole files to parallel
+    workers in this order, so the long files start early and the short ones fill the end."""
+    slow: Counter[str] = Counter(item.nodeid.partition("::")[0] for item in items
+                                 if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[item.nodeid.partition("::")[0]])
 
 
 @pytest.fixture(autouse=True)

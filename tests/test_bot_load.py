@@ -42,6 +42,7 @@ def heavy(tmp_path) -> Iterator[tuple[FakeSlack, ServerThread, HeavyArchive]]:
         store.dispose()
 
 
+@pytest.mark.slow
 def test_acks_stay_fast_while_huge_pages_are_parsed(heavy) -> None:
     fake, server, archive = heavy
     for n in range(HEAVY_JOBS):

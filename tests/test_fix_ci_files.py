@@ -50,6 +50,7 @@ def test_action_step_runs_and_reports(tmp_path, tiny_world, testbed_env):
     assert (tmp_path / "github_output").read_text() == "dead-left=1\n"
 
 
+@pytest.mark.slow
 @pytest.mark.testbed
 def test_pre_commit_hook_entry(tmp_path, tiny_world, testbed_env):
     import os

@@ -8,6 +8,7 @@ bench/mcp_load.py's."""
 from __future__ import annotations
 
 import anyio
+import pytest
 from heavy_archive import HeavyArchive
 from mcp import Client
 
@@ -17,6 +18,7 @@ from pagetrail.tools.settings import Settings
 DURING = 3  # light answers wanted between a huge page served and the first heavy answer
 
 
+@pytest.mark.slow
 async def test_light_calls_answer_fast_while_huge_pages_are_parsed(tmp_path) -> None:
     archive = HeavyArchive().start()
     try:
