@@ -31,6 +31,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: -slow[item.nodeid.partition("::")[0]])
 
 
+# Files whose tests are each handed to a parallel worker on their own rather than with the
+# rest of the file: long, and independent of each other (every test makes its own databases,
+# its own Redis database and Celery workers; a module fixture, such as the fault tests' own
+# PostgreSQL cluster, is then made once in each worker that runs one of them). Whole, one of
+# these files alone would outlast the rest of the suite on the other workers.
+SPREAD_FILES = frozenset({"test_faults_postgres.py", "test_workers.py",
+                          "test_store_concurrency.py"})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile` (scripts/test.sh), except for the tests of SPREAD_FILES."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SpreadingLoadFile(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.partition("::")[0]
+            return nodeid if Path(file).name in SPREAD_FILES else file
+
+    return SpreadingLoadFile(config, log)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path_factory, monkeypatch) -> None:
     """No test reads the developer's config or writes to the real data directory."""
