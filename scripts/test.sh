@@ -24,9 +24,14 @@ PAGETRAIL_TEST_REDIS_URL=$(bash scripts/redis.sh start "$redisdir" "$port")
 export PAGETRAIL_TEST_REDIS_URL
 echo "== Redis at $PAGETRAIL_TEST_REDIS_URL"
 
-echo "== pytest"
+# In parallel (pytest-xdist): whole files to each worker (a module's fixtures are built
+# once), the files with slow tests first (tests/conftest.py orders them) so that no long
+# file starts last. The tests mostly wait (servers, workers, timeouts), so more workers
+# than cores pays; PAGETRAIL_TEST_WORKERS=0 runs everything in this one process.
+workers=${PAGETRAIL_TEST_WORKERS:-4}
+echo "== pytest ($workers workers)"
 set +e
-python -m pytest -p no:cacheprovider "$@"
+python -m pytest -p no:cacheprovider -n "$workers" --dist loadfile --no-loadscope-reorder "$@"
 status=$?
 set -e
 if [ "$status" = 5 ]; then

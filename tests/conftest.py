@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,39 @@ pytest_plugins = ["plugin_testbed", "distributed_helpers"]
 POSTGRES_URL = os.environ.get("PAGETRAIL_TEST_POSTGRES_URL")
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with the most `slow` tests first, the rest in their usual order (a stable sort:
+    tests keep their order within a file). scripts/test.sh hands whole files to parallel
+    workers in this order, so the long files start early and the short ones fill the end."""
+    slow: Counter[str] = Counter(item.nodeid.partition("::")[0] for item in items
+                                 if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[item.nodeid.partition("::")[0]])
+
+
+# Files whose tests are each handed to a parallel worker on their own rather than with the
+# rest of the file: long, and independent of each other (every test makes its own databases,
+# its own Redis database and Celery workers; a module fixture, such as the fault tests' own
+# PostgreSQL cluster, is then made once in each worker that runs one of them). Whole, one of
+# these files alone would outlast the rest of the suite on the other workers.
+SPREAD_FILES = frozenset({"test_faults_postgres.py", "test_workers.py",
+                          "test_store_concurrency.py"})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile` (scripts/test.sh), except for the tests of SPREAD_FILES."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SpreadingLoadFile(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.partition("::")[0]
+            return nodeid if Path(file).name in SPREAD_FILES else file
+
+    return SpreadingLoadFile(config, log)
 
 
 @pytest.fixture(autouse=True)

@@ -18,6 +18,7 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from loopback import GetHeadHandler, Loopback
@@ -172,12 +173,28 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory):
         server.stop()
 
 
+def worker_database(url: str) -> str:
+    """The shared server's database of this pytest-xdist worker (gw0 → 1, gw1 → 2, …; 0
+    without xdist): each worker empties, queues and keys in its own, never in another's."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker:
+        return url
+    number = int(worker.removeprefix("gw")) + 1
+    if number > 15:  # redis-server's default `databases 16`
+        pytest.fail(f"Redis has no database {number} for xdist worker {worker}: use fewer "
+                    "workers (-n)")
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{number}"))
+
+
 @pytest.fixture
 def redis_url(request: pytest.FixtureRequest) -> str:
-    """A Redis to use, emptied: PAGETRAIL_TEST_REDIS_URL, else the session's own server."""
+    """A Redis to use, emptied: PAGETRAIL_TEST_REDIS_URL (this worker's database of it), else
+    the session's own server."""
     from redis import Redis
 
-    url = TEST_REDIS_URL or request.getfixturevalue("redis_server").url
+    url = (worker_database(TEST_REDIS_URL) if TEST_REDIS_URL
+           else request.getfixturevalue("redis_server").url)
     client = Redis.from_url(url)
     client.flushdb()
     client.close()

@@ -135,11 +135,13 @@ def _world(root):
     return b.write(), dead, copy
 
 
-@pytest.fixture
-def elsewhere_world(tmp_path):
+@pytest.fixture(scope="module")
+def elsewhere_world(tmp_path_factory):
+    """Served once for the module: the world is read-only (each test brings its own store,
+    and the recoveries use no cache)."""
     from pagetrail.tools.testbed.runner import start_in_thread
 
-    root, dead, copy = _world(tmp_path / "w")
+    root, dead, copy = _world(tmp_path_factory.mktemp("elsewhere") / "w")
     bed = start_in_thread(root)
     try:
         yield bed, dead, copy

@@ -42,6 +42,7 @@ def heavy(tmp_path) -> Iterator[tuple[FakeSlack, ServerThread, HeavyArchive]]:
         store.dispose()
 
 
+@pytest.mark.slow
 def test_acks_stay_fast_while_huge_pages_are_parsed(heavy) -> None:
     fake, server, archive = heavy
     for n in range(HEAVY_JOBS):
@@ -59,6 +60,12 @@ def test_acks_stay_fast_while_huge_pages_are_parsed(heavy) -> None:
     while answered() < HEAVY_JOBS and time.monotonic() < deadline:
         if answered() and "heavy" not in events:
             events.append("heavy")
+        if acks >= 5 and "served" in events and \
+                events[events.index("served"):].count("ack") >= DURING:
+            # Enough commands were acked during the parse: more would only take the CPU the
+            # parse needs (the machine is shared with the other tests), and slow it to a crawl.
+            time.sleep(0.1)
+            continue
         body = command_body("/fixlink", "help", response_url=fake.response_url("h"),
                             user=f"U-light{acks}")
         response = post_signed(server.url, SECRET, body)

@@ -49,6 +49,7 @@ def test_demo_shows_progress_and_exits_zero_on_a_healthy_world(tiny_world, tmp_p
     assert "of 4 answers agree with the world's truth" in out
 
 
+@pytest.mark.slow
 def test_demo_fails_out_loud_when_the_archive_dies_mid_run(tiny_world, tmp_path):
     demo = _demo(tiny_world.path, tmp_path)
     seen = []

@@ -76,6 +76,7 @@ def testbed(world: Path) -> Iterator[TestbedThread]:
     handle.stop()
 
 
+@pytest.mark.slow
 def test_three_weeks_of_digests_with_drift_and_chart(testbed: TestbedThread, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:

@@ -284,6 +284,7 @@ def _named_world(root: Path, name: str) -> Path:
     return world
 
 
+@pytest.mark.slow
 def test_eval_of_two_worlds_with_and_without_web_search(tmp_path, capsys):
     """The real pipeline on two small worlds, each with and without web search: one report
     with each world, the mean, the worst and where the requests went."""

@@ -71,6 +71,7 @@ def test_faces_that_answer_someone_waiting_get_the_interactive_budget(tmp_path, 
     assert face.fault_budget == 4
 
 
+@pytest.mark.slow
 def test_redis_away_is_one_named_line_not_a_traceback(tmp_path) -> None:
     """The shared limits' Redis does not answer (a closed port): after the client's own
     retries the command says so in one line and exits 2 — no traceback, no verdict."""

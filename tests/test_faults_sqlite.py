@@ -8,6 +8,7 @@ import logging
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,15 +19,17 @@ from pagetrail.store.errors import StoreUnavailable
 from pagetrail.store.faults import call_with_policy, is_store_fault, is_transient
 
 BUSY_TIMEOUT = 10.0  # store.db's PRAGMA busy_timeout, in seconds
-HOLD = BUSY_TIMEOUT + 3  # the other process keeps the lock past it
+# The other process keeps the lock until the store has met it past the busy timeout (the
+# store says it waits), however slow the machine is to reach its first write; at most:
+HOLD = 120.0
 
 LOCKER = """
-import sqlite3, sys, time
+import select, sqlite3, sys
 connection = sqlite3.connect(sys.argv[1], isolation_level=None)
 connection.execute("BEGIN EXCLUSIVE")
 connection.execute("CREATE TABLE IF NOT EXISTS locker_was_here (x INTEGER)")
 print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
+select.select([sys.stdin], [], [], float(sys.argv[2]))  # until told to let go (stdin closed)
 connection.execute("COMMIT")
 """
 
@@ -80,10 +83,28 @@ def test_past_the_budget_the_named_error_and_no_second_wait() -> None:
 
 def _hold_lock(path: Path, seconds: float) -> subprocess.Popen:
     locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(path), str(seconds)],
-                              stdout=subprocess.PIPE, text=True)
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert locker.stdout is not None
     assert locker.stdout.readline().strip() == "locked"
     return locker
+
+
+def _release_once_waited(locker: subprocess.Popen, records: list[logging.LogRecord],
+                         seconds: float) -> threading.Thread:
+    """Lets the lock go once the store logs that it waits for the database (its write met
+    the lock for the whole busy timeout), or after `seconds`."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not any(
+                "waiting for the database" in r.getMessage() for r in list(records)):
+            time.sleep(0.1)
+        assert locker.stdin is not None
+        locker.stdin.close()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
 
 
 @pytest.mark.slow
@@ -100,6 +121,7 @@ async def test_a_writer_lock_past_the_busy_timeout_loses_no_learned_move_or_pick
     caplog.set_level(logging.WARNING, logger="pagetrail.store")
     try:
         locker = _hold_lock(path, HOLD)
+        _release_once_waited(locker, caplog.records, HOLD)
         started = time.monotonic()
         try:
             recovery = await recover_link(tiny_world.moved_from, anchor="solar farm boom",

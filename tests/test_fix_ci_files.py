@@ -196,6 +196,7 @@ def _hooks() -> list[dict]:
     return load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))  # InvalidManifestError
 
 
+@pytest.mark.slow
 @pytest.mark.testbed
 def test_pre_commit_hook_entry(tmp_path, tiny_world, testbed_env):
     from pagetrail.tools.fix.extract import FORMATS

@@ -8,6 +8,7 @@ bench/mcp_load.py's."""
 from __future__ import annotations
 
 import anyio
+import pytest
 from heavy_archive import HeavyArchive
 from mcp import Client
 
@@ -17,6 +18,7 @@ from pagetrail.tools.settings import Settings
 DURING = 3  # light answers wanted between a huge page served and the first heavy answer
 
 
+@pytest.mark.slow
 async def test_light_calls_answer_fast_while_huge_pages_are_parsed(tmp_path) -> None:
     archive = HeavyArchive().start()
     try:
@@ -41,6 +43,12 @@ async def test_light_calls_answer_fast_while_huge_pages_are_parsed(tmp_path) -> 
                 while archive.captures < 1:
                     await anyio.sleep(0.05)
                 while len(heavy_done) < 2:
+                    if "served" in events and \
+                            events[events.index("served"):].count("light") >= DURING:
+                        # Enough light calls were answered during the parse: more would
+                        # only take the CPU the parse needs (shared with the other tests).
+                        await anyio.sleep(0.1)
+                        continue
                     result = await client.call_tool("check_link", {"url": "ftp://x.example/"})
                     light += 1
                     events.append("light")

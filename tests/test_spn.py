@@ -297,6 +297,7 @@ def test_a_stopped_capture_is_not_left_pending(tb: TestbedThread, tmp_path: Path
 
 # --- the scan hook ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_scan_asks_for_captures_of_new_outbound_links(tb: TestbedThread,
                                                       tmp_path: Path) -> None:
     settings = _settings(tb, tmp_path, spn_on_scan=True, spn_scan_max=1)

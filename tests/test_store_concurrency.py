@@ -30,6 +30,7 @@ def _start_picks(db_url: str, tag: str) -> list[subprocess.Popen[str]]:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(PROCESSES)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trial", range(3))
 def test_picks_started_together_on_a_fresh_store_are_all_recorded(db_url: str,
                                                                    trial: int) -> None:

@@ -44,7 +44,6 @@ def _processes_mentioning(text: str) -> list[int]:
 
 
 @pytest.mark.testbed
-@pytest.mark.slow
 def test_serve_answers_then_stops_cleanly(tmp_path):
     tiny = build_tiny_world(tmp_path / "w")
     ready, env_file = tmp_path / "ready", tmp_path / "testbed.env"
