@@ -430,8 +430,7 @@ def answered_tables(report: Mapping[str, Any]) -> list[str]:
         return []
     rows = []
     for name, tally in [*answered["by_category"].items(), ("**all**", answered["overall"])]:
-        total = tally["dead"] + (tally["n"] if not tally["dead"] else 0)
-        rows.append([name, str(total), str(tally["n"]), str(tally["right"]),
+        rows.append([name, str(tally["cases"]), str(tally["n"]), str(tally["right"]),
                      f"{tally['answered_right']:.3f}" if tally["n"] else "—",
                      str(tally["dead"]), str(tally["wrong"]), str(tally["told"]["archived"]),
                      str(tally["told"]["none"])])

@@ -104,7 +104,7 @@ def tally(outcomes: Iterable[Outcome]) -> dict[str, Any]:
     right = sum(1 for o in scored if o.told == "right")
     wrong = sum(1 for o in dead if o.told == "wrong")
     return {
-        "n": len(scored), "right": right, "answered_right": _rate(right, len(scored)),
+        "cases": len(items), "n": len(scored), "right": right, "answered_right": _rate(right, len(scored)),
         "dead": len(dead), "wrong": wrong, "answered_wrong": _rate(wrong, len(dead)),
         "told": {told: sum(1 for o in dead if o.told == told)
                  for told in ("right", "wrong", "archived", "none", "other")},
