@@ -167,3 +167,23 @@ def test_feature_rows_carry_every_score_and_the_label():
     assert rows[0]["source_known"] is False and rows[0]["expect_archived"] is True
     # a failed run has no rows
     assert feature_rows("hand", cases, [CaseResult(id="r1", error="timeout: x")]) == []
+
+
+def test_saved_reports_are_summarised_each_mean_and_worst():
+    from tests.bench_scripts import load_bench
+
+    summarise = load_bench("eval_summary")
+    cases, results = hand_world()
+    better = [told(r.id, "moved", (RIGHT, "moved", 0.95)) if r.id in ("s1", "s2") else r
+              for r in results]
+    reports = [json.loads(json.dumps(build_report(name, cases, found)))
+               for name, found in (("w1", results), ("w2", better))]
+    result = summarise.summary(reports)
+    s = result["summary"]
+    assert s["per_world"]["w1"]["answered_right"] == 0.4
+    assert s["per_world"]["w2"]["answered_right"] == 0.8
+    assert s["mean"]["answered_right"] == pytest.approx(0.6)
+    assert s["worst"]["answered_right"] == {"value": 0.4, "world": "w1"}
+    assert s["worst"]["answered_wrong"]["value"] == 2
+    text = summarise.table(result)
+    assert "| **worst** | 0.400 (w1) | 2 (" in text
