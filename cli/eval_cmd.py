@@ -44,8 +44,10 @@ from pagetrail.lab import (
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "eval", help="recover every case of testbed worlds and score the answers",
-        description="Serve each WORLD on loopback, recover every case, report success@1/@10, "
-                    "MRR, abstention, alive-misjudged and cost (testbed/FORMAT.md); with "
+        description="Serve each WORLD on loopback, recover every case, report what the user "
+                    "is told (answered right / answered wrong, by category, with and without "
+                    "an archived copy, by confidence band), success@1/@10, MRR, abstention, "
+                    "alive-misjudged and cost (testbed/FORMAT.md); with "
                     "several worlds, each world, their mean and the worst.",
     )
     parser.add_argument("worlds", metavar="WORLD", nargs="+",
