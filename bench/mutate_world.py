@@ -8,8 +8,9 @@ migration composed at random (seeded) from primitives — path segments inserted
 renamed, merged or split; slugs re-worded (from the page's title), shortened or extended;
 ids, hashes and dates added, removed or re-formatted; separators, case, extensions, a
 trailing slash; path ↔ query; host ↔ folder. One migration per site (the host a moved page
-lives on now), so a site's moved pages and its *decoys* (the other pages of the moved page's
-folder, which the training world made to look like it) follow the same composition.
+lives on now: the same primitives, parameters and places in the path for all its pages), so
+a site's moved pages and its *decoys* (the other pages of the moved page's folder, which the
+training world made to look like it) follow the same composition.
 
 Everything that names a moved address is rewritten to the new one: the page itself in
 live.jsonl (its body, hence its content, kept), links, canonical URLs and sitemap entries in
