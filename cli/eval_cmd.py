@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from pagetrail.lab import (
     WorldRun,
     build_eval_report,
     build_multiworld_report,
+    eval_feature_rows,
     expand_methods,
     load_world,
     resolve_eval_engine,
@@ -42,8 +44,10 @@ from pagetrail.lab import (
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "eval", help="recover every case of testbed worlds and score the answers",
-        description="Serve each WORLD on loopback, recover every case, report success@1/@10, "
-                    "MRR, abstention, alive-misjudged and cost (testbed/FORMAT.md); with "
+        description="Serve each WORLD on loopback, recover every case, report what the user "
+                    "is told (answered right / answered wrong, by category, with and without "
+                    "an archived copy, by confidence band), success@1/@10, MRR, abstention, "
+                    "alive-misjudged and cost (testbed/FORMAT.md); with "
                     "several worlds, each world, their mean and the worst.",
     )
     parser.add_argument("worlds", metavar="WORLD", nargs="+",
@@ -70,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--engines", default=None, metavar="LIST",
                         help="search engines to use, comma-separated (e.g. site,cdx,local: "
                              "no web search); default: the testbed's (site,cdx,searxng,local)")
+    parser.add_argument("--features", type=Path, default=None, metavar="FILE.jsonl",
+                        help="also write every ranked live candidate of every case as a JSON "
+                             "line: its component scores and whether it is the right page")
     parser.add_argument("--running", action="store_true",
                         help="do not start a testbed: use the one the current settings point at")
     add_json_flag(parser)
@@ -133,6 +140,8 @@ def _one_world(world: World, methods: list[str], choice: EngineChoice,
                                world_format=world.format)
     if args.engine_list is not None:
         report["engines"] = args.engine_list
+    if args.features:
+        write_features(args.features, eval_feature_rows(world.name, cases, results))
     report_text = render_markdown(report, engine=choice.label)
     if args.report:
         args.report.write_text(report_text, encoding="utf-8")
@@ -166,6 +175,7 @@ def _several_worlds(worlds: list[World], methods: list[str], choice: EngineChoic
     if args.with_noweb and not noweb_only:
         modes.append(("noweb", list(NOWEB_ENGINES)))
     runs: list[WorldRun] = []
+    rows: list[dict[str, Any]] = []
     for world in worlds:
         cases = _cases(world, args)
         for mode, engines in modes:
@@ -186,7 +196,10 @@ def _several_worlds(worlds: list[World], methods: list[str], choice: EngineChoic
                                        world_format=world.format)
             if engines is not None:
                 report["engines"] = engines
+            rows += [{**row, "mode": mode} for row in eval_feature_rows(world.name, cases, results)]
             runs.append(WorldRun(world.name, mode, report=report, engines=engines))
+    if args.features:
+        write_features(args.features, rows)
     multi = build_multiworld_report(runs)
     text = render_multiworld_markdown(multi, engine=choice.label)
     if args.report:
@@ -199,6 +212,18 @@ def _several_worlds(worlds: list[World], methods: list[str], choice: EngineChoic
         print(f"pagetrail: error: world {failed['world']} ({failed['mode']}): "
               f"{failed['reason']}: its figures are not pagetrail's", file=sys.stderr)
     return 1 if multi["failed"] else 0
+
+
+def write_features(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """The feature rows as JSON lines (tools/eval/features.py); a path that cannot be written
+    is a usage error, named."""
+    try:
+        with path.open("w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise UsageError(f"--features: cannot write {path}: {exc.strerror or exc}") from exc
+    print(f"pagetrail: {len(rows)} candidate rows written to {path}", file=sys.stderr)
 
 
 def parse_engines(option: str | None) -> list[str] | None:
@@ -346,6 +371,7 @@ def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[st
     lines = [
         f"world {report['world']}: {report['cases']} cases, {len(report['results'])} runs, "
         f"{errors['n']} failed; engine: {engine}{engines}",
+        *answered_lines(report),
         f"archived: copy offered for {archived['offered']} of {archived['n']}",
         f"abstention: precision {abstention['precision']:.3f} "
         f"({abstention['confident_wrong']} confidently wrong of {abstention['n']})"
@@ -372,13 +398,59 @@ def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[st
     return lines
 
 
+def answered_lines(report: Mapping[str, Any]) -> list[str]:
+    """The answer the user acts on: right (of moved/replaced cases), wrong (of dead cases)."""
+    answered = report.get("answered")
+    if not answered:
+        return []
+    overall = answered["overall"]
+    told = overall["told"]
+    lines = [f"answered right: {overall['right']} of {overall['n']} moved/replaced "
+             f"({overall['answered_right']:.3f}); answered wrong: {overall['wrong']} of "
+             f"{overall['dead']} dead ({overall['answered_wrong']:.3f}); the rest told "
+             f"archived {told['archived']}, none {told['none']}, other {told['other']} "
+             f"(recommended from confidence {answered['recommend_at']:g})"]
+    for key, title in (("with_copy", "with an archived copy"),
+                       ("without_copy", "without an archived copy")):
+        tally, success = answered["by_archived"][key], report["by_archived"][key]
+        if tally["n"]:
+            lines.append(f"{title}: success@1 {success['success_at_1']:.3f}, answered right "
+                         f"{tally['answered_right']:.3f} of {tally['n']}, wrong "
+                         f"{tally['wrong']} of {tally['dead']} dead")
+    return lines
+
+
+ANSWERED_COLUMNS = ("cases", "moved/replaced", "answered right", "rate", "dead",
+                    "answered wrong", "told archived", "told none")
+BAND_COLUMNS = ("confidence", "top candidates", "top right", "answers", "answers right")
+
+
+def answered_tables(report: Mapping[str, Any]) -> list[str]:
+    """Markdown: what the user is told, per category; the confidence bands."""
+    answered = report.get("answered")
+    if not answered:
+        return []
+    rows = []
+    for name, tally in [*answered["by_category"].items(), ("**all**", answered["overall"])]:
+        rows.append([name, str(tally["cases"]), str(tally["n"]), str(tally["right"]),
+                     f"{tally['answered_right']:.3f}" if tally["n"] else "—",
+                     str(tally["dead"]), str(tally["wrong"]), str(tally["told"]["archived"]),
+                     str(tally["told"]["none"])])
+    bands = [[b["band"], str(b["top"]), str(b["top_right"]), str(b["answers"]),
+              str(b["answers_right"])] for b in answered["bands"]]
+    return ["## What the user is told (answer recommended at confidence "
+            f"≥ {answered['recommend_at']:g})", "", *_table(("category", *ANSWERED_COLUMNS), rows),
+            "## Confidence bands (top live candidate of each dead case)", "",
+            *_table(BAND_COLUMNS, bands)]
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
             *("| " + " | ".join(row) + " |" for row in rows), ""]
 
 
 def render_markdown(report: Mapping[str, Any], engine: str = "pipeline") -> str:
-    out = [f"# Evaluation of world `{report['world']}`", ""]
+    out = [f"# Evaluation of world `{report['world']}`", "", *answered_tables(report)]
     for title, first, rows in report_tables(report):
         out += [f"## {title}", "", *_table((first, *SUMMARY_COLUMNS), rows)]
     out += ["## Summary", ""] + [f"- {line}" for line in report_lines(report, engine)]
@@ -407,11 +479,17 @@ def breakdown_markdown(breakdown: Mapping[str, Any], level: str = "##") -> list[
 # --- several worlds ------------------------------------------------------------------------
 
 WORLD_COLUMNS = (
-    ("n", "n", "{:g}"), ("success@1", "success_at_1", "{:.3f}"),
+    ("n", "n", "{:g}"), ("answered right", "answered_right", "{:.3f}"),
+    ("answered wrong", "answered_wrong", "{:g}"), ("dead", "dead", "{:g}"),
+    ("success@1", "success_at_1", "{:.3f}"),
     ("success@10", "success_at_10", "{:.3f}"), ("MRR", "mrr", "{:.3f}"),
     ("same host @1", "moved_same_host.success_at_1", "{:.3f}"),
     ("new host @1", "moved_new_host.success_at_1", "{:.3f}"),
     ("replaced @1", "replaced.success_at_1", "{:.3f}"),
+    ("archived copy @1", "with_copy.success_at_1", "{:.3f}"),
+    ("no archived copy @1", "without_copy.success_at_1", "{:.3f}"),
+    ("no archived copy, right", "without_copy.answered_right", "{:.3f}"),
+    ("right at ≥ 0.9", "right_at_0.9", "{:.3f}"),
     ("confident-wrong", "confident_wrong", "{:g}"), ("alive called dead", "called_dead", "{:g}"),
     ("drift found", "drift_detected", "{:.2f}"), ("drift false alarms", "drift_false_alarms", "{:g}"),
     ("requests median", "requests_median", "{:g}"), ("requests p90", "requests_p90", "{:g}"),

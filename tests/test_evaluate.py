@@ -199,8 +199,9 @@ def test_percentiles_are_nearest_rank():
 def test_report_shape_matches_format_md():
     cases, results = hand_world()
     report = json.loads(json.dumps(build_report("hand", cases, results)))
-    assert set(report) == {"format", "world", "cases", "overall", "by_category", "by_method",
-                           "archived", "abstention", "alive", "cost", "errors", "results"}
+    assert set(report) == {"format", "world", "cases", "overall", "answered", "by_category",
+                           "by_archived", "by_method", "archived", "abstention", "alive", "cost",
+                           "errors", "results"}
     summary_keys = {"n", "success_at_1", "success_at_10", "mrr"}
     assert set(report["overall"]) == summary_keys
     assert all(set(v) == summary_keys for v in report["by_category"].values())
@@ -212,7 +213,8 @@ def test_report_shape_matches_format_md():
     assert len(report["results"]) == len(results)
     first = report["results"][0]
     assert set(first) == {"id", "method", "verdict", "answers", "archived_copy", "requests",
-                          "seconds", "error", "drifted", "search_queries", "rate_limited"}
+                          "seconds", "error", "drifted", "search_queries", "rate_limited",
+                          "answer"}
     assert set(first["answers"][0]) == {"url", "kind", "confidence"}
     # results follow the cases' order, methods in report order (TI before full)
     assert [(r["id"], r["method"]) for r in report["results"]][2:4] == [("m3", "TI"), ("m3", "full")]

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by 
     )
     from pagetrail.tools.eval.evaluate import CaseResult
     from pagetrail.tools.eval.evaluate import build_report as build_eval_report
+    from pagetrail.tools.eval.features import feature_rows as eval_feature_rows
     from pagetrail.tools.eval.multiworld import (
         NOWEB_ENGINES,
         WorldRun,
@@ -87,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     "run_evaluation": "pagetrail.tools.eval.eval_runner",
     "CaseResult": "pagetrail.tools.eval.evaluate",
     "build_eval_report": "pagetrail.tools.eval.evaluate:build_report",
+    "eval_feature_rows": "pagetrail.tools.eval.features:feature_rows",
     "NOWEB_ENGINES": "pagetrail.tools.eval.multiworld",
     "WorldRun": "pagetrail.tools.eval.multiworld",
     "build_multiworld_report": "pagetrail.tools.eval.multiworld",
@@ -141,6 +143,7 @@ __all__ = [
     "build_eval_report",
     "build_multiworld_report",
     "ensure_pywb_venv",
+    "eval_feature_rows",
     "evaluate_aliases",
     "evaluate_classifier",
     "expand_methods",

@@ -25,6 +25,7 @@ from pagetrail.tools.content.dates import parse_date
 from pagetrail.tools.errors import InvalidArgument, InvalidDate, NoMemento
 from pagetrail.tools.eval.costs import breakdown, endpoint_keys
 from pagetrail.tools.eval.evaluate import FULL, Answer, CaseResult
+from pagetrail.tools.eval.features import live_records
 from pagetrail.tools.models import Candidate, Recovery
 from pagetrail.tools.settings import Settings
 
@@ -203,6 +204,8 @@ def recovery_to_result(case_id: str, method: str, recovery: Recovery, *, seconds
         search_queries=int(search.get("queries") or 0),
         rate_limited=int(search.get("rate_limited") or 0),
         failures=failures,
+        answer=recovery.answer,
+        candidates=live_records(recovery.candidates),
     )
 
 

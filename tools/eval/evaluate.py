@@ -14,6 +14,10 @@ evaluation report"). Every figure can be recomputed from ``results`` and ``cases
 - ``abstention``: over ``none`` and ``archived`` cases, ``confident_wrong`` counts results
   that put a live URL first with confidence ≥ 0.5; precision = 1 − confident_wrong / n.
 - ``alive.called_dead``: ``alive`` cases reported dead, soft-404 or unreachable.
+- ``answered`` (tools/eval/answered.py): what the user is told — answered right (of
+  ``moved``/``replacement`` cases), answered wrong (of every dead case), per category, with
+  and without an archived copy, by confidence band. ``by_archived``: success figures of the
+  cases whose archive holds a copy (``expect.archived``) and of those whose does not.
 - ``cost``: median and 90th percentile (nearest rank) of requests and seconds per case.
 - ``errors`` (every run, all methods): how many runs failed, grouped by error type (the
   code before the first ``:`` of ``error``), and which of those types are not the world's
@@ -37,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pagetrail.tools import policy
+from pagetrail.tools.eval.answered import answered_report
 from pagetrail.tools.eval.costs import cost_breakdown
 from pagetrail.tools.models import DEAD_VERDICTS
 from pagetrail.tools.net.urls import normalize_url
@@ -86,6 +91,12 @@ class CaseResult:
     purposes: dict[str, dict[str, float]] = field(default_factory=dict)
     stages: dict[str, dict[str, float]] = field(default_factory=dict)
     failures: dict[str, int] = field(default_factory=dict)  # the recovery's failures by source
+    # What the user is told (Recovery.answer: moved, replacement, redirected, archived, none,
+    # alive, unverified); None in results recorded before it was (tools.eval.answered).
+    answer: str | None = None
+    # Every live candidate with the component scores the ranker reports (features.py): written
+    # to the feature file, not to the report.
+    candidates: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def error_type(self) -> str | None:
@@ -95,6 +106,7 @@ class CaseResult:
 
     def to_dict(self) -> dict[str, Any]:
         line = asdict(self)
+        del line["candidates"]
         for key in ("purposes", "stages", "failures"):  # only when there are some
             if not line[key]:
                 del line[key]
@@ -121,6 +133,7 @@ class CaseResult:
             purposes=dict(data.get("purposes") or {}),
             stages=dict(data.get("stages") or {}),
             failures={str(k): int(v) for k, v in (data.get("failures") or {}).items()},
+            answer=data.get("answer"),
         )
 
 
@@ -310,11 +323,19 @@ def build_report(
         "world": world_name,
         "cases": len(cases),
         "overall": success_summary(_ranks(scored, primary_results)),
+        # What the user is told (tools.eval.answered): the figures people feel.
+        "answered": answered_report(cases, primary_results),
         "by_category": {
             cat: success_summary(
                 _ranks([c for c in scored if c.get("category") == cat], primary_results)
             )
             for cat in categories
+        },
+        "by_archived": {
+            "with_copy": success_summary(_ranks(
+                [c for c in scored if c["expect"].get("archived")], primary_results)),
+            "without_copy": success_summary(_ranks(
+                [c for c in scored if not c["expect"].get("archived")], primary_results)),
         },
         "by_method": {m: success_summary(_ranks(scored, by_method[m])) for m in methods},
         "archived": {

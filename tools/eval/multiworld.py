@@ -35,7 +35,7 @@ SUCCESS = ("success_at_1", "success_at_10", "mrr")
 WORLD_FAILURE_SOURCES = frozenset({"site", "source", "elsewhere", "drift", "related", "budget"})
 OUTAGE_SHARE = 0.5
 # Figures where a larger value is worse (the rest: larger is better).
-LOWER_IS_BETTER = frozenset({"confident_wrong", "called_dead", "drift_false_alarms",
+LOWER_IS_BETTER = frozenset({"answered_wrong", "dead", "confident_wrong", "called_dead", "drift_false_alarms",
                              "requests_median", "requests_p90", "seconds_median", "seconds_p90"})
 
 
@@ -59,6 +59,7 @@ def figures(report: Mapping[str, Any]) -> dict[str, float]:
         if summary and summary.get("n"):
             for key in SUCCESS:
                 out[f"{category}.{key}"] = float(summary[key])
+    out.update(answered_figures(report))
     out["confident_wrong"] = float(report["abstention"]["confident_wrong"])
     out["called_dead"] = float(report["alive"]["called_dead"])
     drift = report.get("drift")
@@ -67,6 +68,31 @@ def figures(report: Mapping[str, Any]) -> dict[str, float]:
         out["drift_false_alarms"] = float(drift["false_alarms"])
     for key in ("requests_median", "requests_p90", "seconds_median", "seconds_p90"):
         out[key] = float(report["cost"][key])
+    return out
+
+
+def answered_figures(report: Mapping[str, Any]) -> dict[str, float]:
+    """Answered right (share of moved/replaced cases), answered wrong (dead cases told a
+    wrong live page) and dead cases, success@1 and answered right with and without an
+    archived copy, and the share of moved/replaced cases answered right at confidence ≥ 0.9
+    (absent from reports written before they were computed)."""
+    answered = report.get("answered")
+    if not answered:
+        return {}
+    overall = answered["overall"]
+    out = {"answered_right": float(overall["answered_right"]),
+           "answered_wrong": float(overall["wrong"]), "dead": float(overall["dead"])}
+    for key in ("with_copy", "without_copy"):
+        success = (report.get("by_archived") or {}).get(key) or {}
+        tally = answered["by_archived"][key]
+        if success.get("n"):
+            out[f"{key}.success_at_1"] = float(success["success_at_1"])
+        if tally["n"]:
+            out[f"{key}.answered_right"] = float(tally["answered_right"])
+    high = [b for b in answered["bands"] if b["low"] >= 0.9]
+    if overall["n"]:
+        # right answers in the top band, over every moved/replaced case (as issue #39 counts)
+        out["right_at_0.9"] = round(sum(b["answers_right"] for b in high) / overall["n"], 4)
     return out
 
 
