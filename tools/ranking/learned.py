@@ -141,6 +141,7 @@ def url_alignment(dead_url: str, candidate_url: str) -> dict[str, float]:
     slug_inserted = [t for t in slug if t not in set(dead_slug)]
     added, removed = _kinds(inserted), _kinds(cut)
     slug_added = _kinds(slug_inserted)
+    slug_cut = _kinds([t for t in dead_slug if t not in set(tokens)])
     dead_set = set(dead_segments)
     renamed = sum(1 for s in segments if s not in dead_set)
     dead_host = canonical_host(urlsplit(dead_url).hostname or "")
@@ -154,6 +155,9 @@ def url_alignment(dead_url: str, candidate_url: str) -> dict[str, float]:
         "url_slug_extra_share": len(slug_inserted) / len(slug) if slug else 1.0,
         "url_slug_extra_words": float(min(slug_added["word"], 8)),
         "url_slug_extra_ids": float(min(slug_added["id"] + slug_added["date"], 4)),
+        # the dead page's own name lost: its id (another page's number in its place) or words
+        "url_slug_cut_ids": float(min(slug_cut["id"] + slug_cut["date"], 4)),
+        "url_slug_cut_words": float(min(slug_cut["word"], 8)),
         "url_inserted_words": float(min(added["word"], 8)),
         "url_inserted_ids": float(min(added["id"], 4)),
         "url_inserted_dates": float(min(added["date"], 4)),
