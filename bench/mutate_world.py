@@ -8,8 +8,9 @@ migration composed at random (seeded) from primitives — path segments inserted
 renamed, merged or split; slugs re-worded (from the page's title), shortened or extended;
 ids, hashes and dates added, removed or re-formatted; separators, case, extensions, a
 trailing slash; path ↔ query; host ↔ folder. One migration per site (the host a moved page
-lives on now), so a site's moved pages and its *decoys* (the other pages of the moved page's
-folder, which the training world made to look like it) follow the same composition.
+lives on now: the same primitives, parameters and places in the path for all its pages), so
+a site's moved pages and its *decoys* (the other pages of the moved page's folder, which the
+training world made to look like it) follow the same composition.
 
 Everything that names a moved address is rewritten to the new one: the page itself in
 live.jsonl (its body, hence its content, kept), links, canonical URLs and sitemap entries in
@@ -114,6 +115,9 @@ class Context:
     up_hosts: set[str]
     rng: random.Random
     known_hosts: set[str] = field(default_factory=set)  # every host world.json lists
+    # Where a site's migration inserts, drops, renames or merges a folder: drawn once a site
+    # (a share of the folders' positions), so that all its pages move alike.
+    place: float = 0.0
     new_hosts: dict[str, str] = field(default_factory=dict)  # new host → the site it came from
 
 
@@ -140,22 +144,27 @@ def _join(words: Sequence[str], separator: str) -> str:
 Primitive = Callable[[Parts, Context, Any], Parts]
 
 
+def _at(ctx: Context, slots: int) -> int:
+    """The site's position among `slots` places (the same share of the path on every page)."""
+    return min(slots - 1, int(ctx.place * slots))
+
+
 def segment_insert(p: Parts, ctx: Context, word: str) -> Parts:
-    at = ctx.rng.randint(0, len(p.folders))
+    at = _at(ctx, len(p.folders) + 1)
     return replace(p, folders=(*p.folders[:at], word, *p.folders[at:]))
 
 
 def segment_drop(p: Parts, ctx: Context, _: Any) -> Parts:
     if not p.folders:
         return p
-    at = ctx.rng.randrange(len(p.folders))
+    at = _at(ctx, len(p.folders))
     return replace(p, folders=p.folders[:at] + p.folders[at + 1:])
 
 
 def segment_rename(p: Parts, ctx: Context, word: str) -> Parts:
     if not p.folders:
         return p
-    at = ctx.rng.randrange(len(p.folders))
+    at = _at(ctx, len(p.folders))
     new = word if word != p.folders[at] else word + "s"
     return replace(p, folders=(*p.folders[:at], new, *p.folders[at + 1:]))
 
@@ -163,7 +172,7 @@ def segment_rename(p: Parts, ctx: Context, word: str) -> Parts:
 def segment_merge(p: Parts, ctx: Context, _: Any) -> Parts:
     if len(p.folders) < 2:
         return p
-    at = ctx.rng.randrange(len(p.folders) - 1)
+    at = _at(ctx, len(p.folders) - 1)
     merged = f"{p.folders[at]}-{p.folders[at + 1]}"
     return replace(p, folders=(*p.folders[:at], merged, *p.folders[at + 2:]))
 
@@ -171,7 +180,7 @@ def segment_merge(p: Parts, ctx: Context, _: Any) -> Parts:
 def segment_split(p: Parts, ctx: Context, _: Any) -> Parts:
     splittable = [i for i, f in enumerate(p.folders) if re.search(r"[-_]", f.strip("-_"))]
     if splittable:
-        at = ctx.rng.choice(splittable)
+        at = splittable[_at(ctx, len(splittable))]
         head, tail = re.split(r"[-_]", p.folders[at].strip("-_"), maxsplit=1)
         return replace(p, folders=(*p.folders[:at], head, tail, *p.folders[at + 1:]))
     words, separator = _split_slug(p.slug)
@@ -205,7 +214,7 @@ def slug_extend(p: Parts, ctx: Context, word: str) -> Parts:
     if not words:
         return p
     fresh = [w for w in ctx.title_words if w not in words and len(w) > 3]
-    extra = ctx.rng.choice(fresh) if fresh and ctx.rng.random() < 0.5 else word
+    extra = fresh[0] if fresh and ctx.place < 0.5 else word  # a title word, or the site's word
     ids = [w for w in words if _ID_TOKEN.match(w)]
     plain = [w for w in words if not _ID_TOKEN.match(w)]
     return replace(p, slug=_join([*plain, extra, *ids], separator))
@@ -261,7 +270,7 @@ def date_add(p: Parts, ctx: Context, form: str) -> Parts:
     folders, first = _without_dates(p.folders)
     if first >= 0:
         return p  # it has a date already (date_reformat changes it)
-    at = ctx.rng.randint(0, len(folders))
+    at = _at(ctx, len(folders) + 1)
     return replace(p, folders=(*folders[:at], *_date_strings(ctx.date, form), *folders[at:]))
 
 
@@ -313,8 +322,9 @@ def path_to_query(p: Parts, ctx: Context, param: str) -> Parts:
     if not p.slug or p.query:
         return p
     query = urlencode([(param, p.slug)])
-    return replace(p, slug="index" if ctx.rng.random() < 0.5 else "", extension=".php"
-                   if ctx.rng.random() < 0.5 else "", slash=True, query=query)
+    script = ctx.place < 0.5  # the site's choice: index.php?p=… or …/?p=…
+    return replace(p, slug="index" if script else "", extension=".php" if script else "",
+                   slash=not script, query=query)
 
 
 def query_to_path(p: Parts, ctx: Context, _: Any) -> Parts:
@@ -492,8 +502,9 @@ def _date(value: str | None, fallback: str) -> datetime:
 
 
 def _folder(url: str) -> tuple[str, str]:
+    """(host, folder) of a page: its path without the last segment (`/a/b/` is in `/a`)."""
     parts = urlsplit(url)
-    return canonical_host(parts.hostname or ""), parts.path.rsplit("/", 1)[0]
+    return canonical_host(parts.hostname or ""), parts.path.rstrip("/").rsplit("/", 1)[0]
 
 
 def _is_html(item: Mapping[str, Any]) -> bool:
@@ -524,9 +535,11 @@ class _Planner:
         return self.migrations[host]
 
     def _context(self, url: str, title_url: str, date: datetime) -> Context:
+        host = canonical_host(urlsplit(url).hostname or "")
         return Context(title_words=_title_words(self.world, title_url), date=date,
                        up_hosts=self.up_hosts, rng=random.Random(f"{self.seed}:url:{url}"),
-                       known_hosts=set(self.world.hosts), new_hosts=self.new_hosts)
+                       known_hosts=set(self.world.hosts), new_hosts=self.new_hosts,
+                       place=random.Random(f"{self.seed}:place:{host}").random())
 
     def _unique(self, new: str, original: str) -> str:
         candidate, attempt = new, 0

@@ -89,6 +89,10 @@ def handle(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     args.case_ids = parse_case_ids(args.cases)
+    if args.features is not None and not args.features.parent.is_dir():
+        # said before the run, not after an hour of it
+        raise UsageError(f"--features: cannot write {args.features}: no directory "
+                         f"{args.features.parent}")
     methods = expand_methods(args.method)
     args.engine_list = parse_engines(args.engines)
     if args.running and len(args.worlds) > 1:

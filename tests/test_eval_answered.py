@@ -187,3 +187,50 @@ def test_saved_reports_are_summarised_each_mean_and_worst():
     assert s["worst"]["answered_wrong"]["value"] == 2
     text = summarise.table(result)
     assert "| **worst** | 0.400 (w1) | 2 (" in text
+
+
+DEMO = __import__("pathlib").Path(__file__).resolve().parent.parent / "demo" / "world"
+
+
+async def _answering_engine(url: str, **_kwargs):
+    """Recommends the dead URL plus '-new' at 0.8, and a second candidate at 0.3."""
+    return Recovery(url=url, answer="moved",
+                    check=CheckResult(url=url, verdict="dead", status=404),
+                    candidates=[_candidate(url + "-new", 0.8, title_similarity=0.5),
+                                _candidate(url + "-other", 0.3)])
+
+
+def test_eval_writes_the_feature_rows_and_leads_with_answers(tmp_path, capsys, monkeypatch):
+    import pagetrail.cli.eval_cmd as eval_cmd
+    from pagetrail.cli.main import main as cli_main
+    from pagetrail.tools.eval.eval_runner import EngineChoice
+
+    monkeypatch.setattr(eval_cmd, "resolve_eval_engine",
+                        lambda: EngineChoice(_answering_engine, "test"))
+    rows_file = tmp_path / "rows.jsonl"
+    code = cli_main(["eval", str(DEMO), "--running", "--limit", "5", "--json",
+                     "--features", str(rows_file)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
+    assert len(rows) == 2 * 5  # two live candidates a case
+    assert {r["case"] for r in rows} == {r["id"] for r in report["results"]}
+    assert all(r["right"] is False for r in rows)  # '-new' is never the demo's answer
+    overall = report["answered"]["overall"]
+    dead = sum(1 for r in report["results"]) - report["alive"]["n"]
+    assert overall["wrong"] == dead  # every dead case was told a wrong live page
+    assert overall["right"] == 0
+
+
+def test_an_unwritable_feature_file_is_a_named_usage_error(tmp_path, capsys, monkeypatch):
+    import pagetrail.cli.eval_cmd as eval_cmd
+    from pagetrail.cli.main import main as cli_main
+    from pagetrail.tools.eval.eval_runner import EngineChoice
+
+    monkeypatch.setattr(eval_cmd, "resolve_eval_engine",
+                        lambda: EngineChoice(_answering_engine, "test"))
+    code = cli_main(["eval", str(DEMO), "--running", "--limit", "1", "--json",
+                     "--features", str(tmp_path / "no-such-dir" / "rows.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--features: cannot write" in err and "Traceback" not in err

@@ -42,7 +42,7 @@ def build(root: Path) -> Path:
     for i, slug in enumerate(SLUGS):
         old = f"https://old.example/2019/06/{slug}-{1000 + i}"
         new = (f"https://old.example/stories/{slug}-{1000 + i}.html" if i < 4
-               else f"https://new.example/news/{slug}")
+               else f"https://new.example/news/{slug}/")  # a folder URL: its decoy too
         answers.append(new)
         title = slug.replace("-", " ").capitalize()
         w.page(new, page(title, f"Text of page {i}: {title}."), popularity=i)
@@ -67,7 +67,7 @@ def build(root: Path) -> Path:
     links = "".join(f'<a href="{u}">{u}</a>' for u in answers[:3])
     links += f'<a href="{answers[4].replace("https://new.example", "")}">relative</a>'
     w.page("https://old.example/", page("Old", links=links))
-    w.page("https://new.example/", page("New", links=f'<a href="/news/{SLUGS[5]}">a</a>'))
+    w.page("https://new.example/", page("New", links=f'<a href="/news/{SLUGS[5]}/">a</a>'))
     w.page("https://blog.example/", page("Blog"))
     w.page("https://blog.example/links", page("Links", links=f'<a href="{answers[0]}">x</a>'))
     w.redirect("https://new.example/latest", answers[5])
@@ -242,3 +242,17 @@ def test_the_validator_names_what_breaks_the_format(hand, tmp_path):
     assert "m1: a dead case whose URL answers 200" in text
     assert "g0: an archived copy is expected but the archive has no 200 capture" in text
     assert len(problems) == 3
+
+
+def test_a_site_moves_all_its_pages_alike(hand):
+    world = load_world(hand)
+    live = [json.loads(line) for line in (hand / "live.jsonl").read_text().splitlines()]
+    steps = [("segment_insert", "posts"), ("segment_rename", "read"), ("date_reformat", "ymd")]
+    for seed in range(12):
+        planner = mutate._Planner(world, live, seed)
+        date = mutate._date("2019-06-10T00:00:00Z", "")
+        first = "https://old.example/2019/06/city/bikes-return-1"
+        second = "https://old.example/2019/06/city/a-bridge-painted-2"
+        moved = [mutate.Parts.of(mutate.migrate(u, steps, planner._context(u, u, date)))
+                 for u in (first, second)]
+        assert moved[0].folders == moved[1].folders, seed  # same place, same words, same date
