@@ -2,7 +2,8 @@
 
     python bench/train_confidence.py train FEATURES.jsonl [FEATURES.jsonl ...]
         [--out tools/ranking/data/confidence_model.json] [--kind boosting|logistic]
-        [--error-target 0.01] [--seed 0] [--world-root DIR ...] [--dry-run]
+        [--error-target 0.01] [--calibration platt|isotonic] [--C 0.3] [--seed 0]
+        [--world-root DIR ...] [--dry-run]
     python bench/train_confidence.py measure FEATURES.jsonl REPORT.json [--model FILE]
 
 Each FEATURES file is one world's `pagetrail eval WORLD --features FILE` (method `full`), named
@@ -13,12 +14,13 @@ replacement, archived or none): the top live candidate's features
 candidate is the right page".
 
 `train`:
-1. leave-worlds-out: for each world, the whole procedure — model, isotonic calibration on the
-   other worlds' out-of-world predictions, recommend line — is fitted on the other worlds
-   only and judged on it: AUC, Brier score, answered right / wrong with the learned line
+1. leave-worlds-out: worlds made from the same cases form a family (dev and dev2, a mutated
+   world and its source); for each family, the whole procedure — model, calibration on
+   out-of-fold predictions, recommend line — is fitted on the other families only and judged
+   on each of its worlds: AUC, Brier score, answered right / wrong with the learned line
    against the shipped line (`policy.RECOMMEND_AT` on the ranker's confidence);
-2. the shipped model: fitted on every world, calibrated (isotonic) on every world's
-   out-of-world predictions, the recommend line the lowest calibrated probability at which no
+2. the shipped model: fitted on every world, calibrated (Platt's sigmoid by default, or
+   isotonic) on every world's out-of-family predictions, the recommend line the lowest calibrated probability at which no
    world's out-of-world answers are wrong for more than `--error-target` of its dead cases;
 3. written as JSON with its provenance (worlds and their seeds, features, scores, line, date).
 
@@ -137,7 +139,17 @@ def raw_scores(model: learned.ConfidenceModel, xs: Sequence[Sequence[float]]) ->
     return np.array([model.raw(x) for x in xs])
 
 
+CALIBRATION = "platt"  # or "isotonic" (set from --calibration)
+
+
 def isotonic(raw: np.ndarray, ys: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The calibration map as points (x → probability, linear between them): isotonic
+    regression's, or Platt's sigmoid sampled finely over the scores seen."""
+    if CALIBRATION == "platt":
+        platt = LogisticRegression(C=1e6, max_iter=1000).fit(raw.reshape(-1, 1), ys)
+        xs = np.linspace(raw.min() - 1.0, raw.max() + 1.0, 256)
+        ps = platt.predict_proba(xs.reshape(-1, 1))[:, 1]
+        return tuple(float(v) for v in xs), tuple(float(v) for v in ps)
     iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0)
     iso.fit(raw, ys.astype(float))
     return (tuple(float(v) for v in iso.X_thresholds_),
@@ -294,6 +306,8 @@ def judge(model: learned.ConfidenceModel, line: float,
 
 
 def train(args: argparse.Namespace) -> int:
+    global CALIBRATION, LOGISTIC_C
+    CALIBRATION, LOGISTIC_C = args.calibration, args.C
     data, worlds = load(args.features)
     if len(worlds) < 3:
         raise SystemExit("error: give at least 3 worlds (leave-worlds-out needs them)")
@@ -316,10 +330,12 @@ def train(args: argparse.Namespace) -> int:
     provenance = {
         "trained": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": "python bench/train_confidence.py train " + " ".join(
-            p.name for p in args.features) + f" --kind {args.kind} --seed {args.seed}",
+            p.name for p in args.features) + f" --kind {args.kind} --seed {args.seed}"
+                   f" --calibration {CALIBRATION} --C {LOGISTIC_C}",
         "worlds": provenance_of(worlds, args.world_root), "seed": args.seed,
         "examples": len(data), "positives": int(ys.sum()),
         "params": BOOSTING if args.kind == "boosting" else {"C": LOGISTIC_C},
+        "calibration": CALIBRATION,
         "error_target": args.error_target,
         "line_rule": "lowest calibrated probability at which no world's out-of-world answers "
                      "are wrong for more than error_target of its decided dead cases",
@@ -391,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--out", type=Path, default=learned.MODEL_FILE)
     t.add_argument("--kind", choices=("boosting", "logistic"), default="boosting")
     t.add_argument("--error-target", type=float, default=0.01)
+    t.add_argument("--calibration", choices=("isotonic", "platt"), default="platt")
+    t.add_argument("--C", type=float, default=LOGISTIC_C, help="logistic regularisation")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--world-root", type=Path, action="append", default=[],
                    help="where mutated worlds live (their MUTATION.json: source, seed)")

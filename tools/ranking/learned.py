@@ -10,8 +10,9 @@ one (`url_alignment`). Every feature is generic: no host, word or migration fami
 world is named here.
 
 The model is a small JSON file (`data/confidence_model.json`): a logistic regression or the
-trees of a small gradient-boosting model, evaluated here in pure Python, followed by an
-isotonic calibration fitted on leave-worlds-out predictions, the recommend line chosen from
+trees of a small gradient-boosting model, evaluated here in pure Python, followed by a
+calibration fitted on leave-worlds-out predictions (Platt's sigmoid or isotonic regression,
+stored as points joined linearly), the recommend line chosen from
 that calibration for a stated error rate, and the model's provenance.
 """
 
@@ -282,9 +283,9 @@ class Tree:
 
 @dataclass(frozen=True)
 class ConfidenceModel:
-    """A raw score (logistic log-odds, or boosted trees' log-odds) and its isotonic
-    calibration (a non-decreasing piecewise-linear map, scikit-learn's IsotonicRegression
-    with out-of-bounds clipping); `recommend_at` is the calibrated line chosen for
+    """A raw score (logistic log-odds, or boosted trees' log-odds) and its calibration (a
+    non-decreasing piecewise-linear map, clipped at its ends: isotonic regression's points or
+    Platt's sigmoid sampled); `recommend_at` is the calibrated line chosen for
     `provenance['error_target']`."""
 
     kind: str  # "logistic" | "boosting"
