@@ -55,6 +55,10 @@ BOOSTING = {"n_estimators": 120, "max_depth": 2, "learning_rate": 0.05, "subsamp
 LOGISTIC_C = 0.3
 
 
+class UsageError(Exception):
+    """Input the command cannot train or measure on (named, exit 2)."""
+
+
 @dataclass(frozen=True)
 class Example:
     world: str
@@ -242,14 +246,14 @@ def load(paths: Sequence[Path]) -> tuple[list[Example], list[str]]:
     for path in paths:
         world = world_name(path)
         if world in rows_of:
-            raise SystemExit(f"error: world {world} given twice")
+            raise UsageError(f"world {world} given twice")
         rows_of[world] = read_rows(path)
     family = families({w: {str(r["dead_url"]) for r in rows} for w, rows in rows_of.items()})
     data: list[Example] = []
     for path, (world, rows) in zip(paths, rows_of.items(), strict=True):
         found = examples(world, rows, family[world])
         if not found:
-            raise SystemExit(f"error: {path}: no decided case of method 'full'")
+            raise UsageError(f"{path}: no decided case of method 'full'")
         data.extend(found)
     return data, list(rows_of)
 
@@ -310,7 +314,7 @@ def train(args: argparse.Namespace) -> int:
     CALIBRATION, LOGISTIC_C = args.calibration, args.C
     data, worlds = load(args.features)
     if len(worlds) < 3:
-        raise SystemExit("error: give at least 3 worlds (leave-worlds-out needs them)")
+        raise UsageError("give at least 3 worlds (leave-worlds-out needs them)")
     ys = np.array([e.right for e in data])
     print(f"{len(data)} decided cases, {int(ys.sum())} with the right page first, "
           f"{len(worlds)} worlds, {len(learned.FEATURES)} features", file=sys.stderr)
@@ -420,11 +424,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("--model", type=Path, default=None)
     m.set_defaults(func=measure)
     args = parser.parse_args(argv)
-    for path in [*getattr(args, "features", [])] if args.command == "train" else [args.features]:
+    paths = args.features if args.command == "train" else [args.features, args.report]
+    for path in paths:
         if not path.is_file():
             print(f"error: {path}: no such file", file=sys.stderr)
             return 2
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -191,3 +191,51 @@ def test_the_switch_lets_the_learned_probability_decide(monkeypatch: pytest.Monk
     # … and a tag page the ranker over-trusts is not said with it on
     loud = learned.Listed(TAG.url, 0.6, TAG.methods, TAG.scores)
     assert decide(loud).answer == "archived"
+
+
+def test_measure_redecides_each_answer_both_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    bench = load_bench("train_confidence")
+    rows = _synthetic(11)
+    paths = []
+    for world in ("w1", "w2", "w3"):
+        path = tmp_path / f"{world}.features.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["world"] == world))
+        paths.append(path)
+    model_path = tmp_path / "model.json"
+    assert bench.main(["train", *map(str, paths), "--out", str(model_path)]) == 0
+    model = learned.load_model(model_path)
+    # w1 as an eval with the switch off answered it: the ranker's confidence at 0.5
+    first = [r for r in rows if r["world"] == "w1" and r["rank"] == 1]
+    for row in first:
+        row["answer"] = "moved" if row["confidence"] >= policy.RECOMMEND_AT else "none"
+    scored = [r for r in first if r["expect_kind"] == "moved"]
+    report = {"world": "w1", "overall": {"success_at_1": 0.5}, "answered": {"overall": {
+        "n": len(scored), "dead": len(first),
+        "right": sum(1 for r in scored if r["answer"] == "moved" and r["right"]),
+        "wrong": sum(1 for r in first if r["answer"] == "moved" and not r["right"])}}}
+    for row in rows:
+        if row["world"] == "w1" and row["rank"] == 2:
+            row["answer"] = next(f["answer"] for f in first if f["case"] == row["case"])
+    features = tmp_path / "w1-eval.features.jsonl"
+    features.write_text("".join(json.dumps(r) + "\n" for r in rows if r["world"] == "w1"))
+    report_path = tmp_path / "w1.json"
+    report_path.write_text(json.dumps(report))
+    capsys.readouterr()
+    assert bench.main(["measure", str(features), str(report_path), "--model", str(model_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mismatch_off"] == 0 and out["right_off"] == report["answered"]["overall"]["right"]
+    on = [r for r in first if learned.top_probability(
+        r["dead_url"], [learned.listed_from_record(x) for x in rows
+                        if x["world"] == "w1" and x["case"] == r["case"]],
+        archived_copy=r["archived_copy_found"], model=model) >= model.recommend_at]
+    assert out["right_on"] == sum(1 for r in on if r["right"] and r["expect_kind"] == "moved")
+    assert out["wrong_on"] == sum(1 for r in on if not r["right"])
+
+
+def test_too_few_worlds_is_a_named_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    bench = load_bench("train_confidence")
+    path = tmp_path / "w1.features.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _synthetic(3) if r["world"] == "w1"))
+    assert bench.main(["train", str(path), "--dry-run"]) == 2
+    assert "at least 3 worlds" in capsys.readouterr().err
+    assert bench.main(["train", str(tmp_path / "absent.jsonl")]) == 2
