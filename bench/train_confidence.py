@@ -53,6 +53,7 @@ SCORED = frozenset({"moved", "replacement"})
 BOOSTING = {"n_estimators": 120, "max_depth": 2, "learning_rate": 0.05, "subsample": 0.8,
             "min_samples_leaf": 10}
 LOGISTIC_C = 0.3
+BANDS = ((0.0, 0.1), (0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0))
 
 
 class UsageError(Exception):
@@ -370,6 +371,8 @@ def measure(args: argparse.Namespace) -> int:
             by_case.setdefault(str(row["case"]), []).append(row)
     figures = {mode: {"right": answered["right"], "wrong": answered["wrong"], "mismatch": 0}
                for mode in ("off", "on")}
+    # the calibration as this world met it: top candidates by learned probability band
+    bands = {f"{low:.1f}-{high:.1f}": [0, 0] for low, high in BANDS}
     for case_rows in by_case.values():
         case_rows.sort(key=lambda r: int(r["rank"]))
         first = case_rows[0]
@@ -379,6 +382,11 @@ def measure(args: argparse.Namespace) -> int:
         p = learned.top_probability(first["dead_url"], ranked,
                                     archived_copy=bool(first["archived_copy_found"]),
                                     model=model)
+        if p is not None:
+            band = bands[next(f"{low:.1f}-{high:.1f}" for low, high in BANDS
+                              if p < high or high == BANDS[-1][1])]
+            band[0] += 1
+            band[1] += int(bool(first["right"]))
         was = first["answer"] in SCORED
         says = {"off": policy.recommends(float(first["confidence"])),
                 "on": p is not None and policy.recommends(p, model.recommend_at)}
@@ -399,6 +407,7 @@ def measure(args: argparse.Namespace) -> int:
                     f"answered_right_{mode}": round(f["right"] / answered["n"], 4),
                     f"answered_wrong_{mode}": round(f["wrong"] / answered["dead"], 4),
                     f"mismatch_{mode}": f["mismatch"]})
+    out["bands"] = {band: f"{right} right of {n}" for band, (n, right) in bands.items()}
     print(json.dumps(out))
     return 0
 
