@@ -117,6 +117,17 @@ OFFSHOOT_NAME_CHARS = 4
 # (log-odds 0).
 RECOMMEND_AT = 0.5
 
+# The learned answer confidence (issue #39; `ranking.learned`, trained by
+# bench/train_confidence.py across worlds): when on, the top live candidate is recommended
+# when the model's calibrated probability that it is the right page reaches the model's own
+# line (`LEARNED_MODEL_FILE`'s recommend_at, chosen by the training for an error target of 1 %
+# of dead cases in every world), instead of its ranked confidence reaching RECOMMEND_AT.
+# Off: on nine held-out mutated worlds it raised answered right (mean 0.551 → 0.705, worst
+# 0.475 → 0.676) and added no wrong answer, but one world kept the hand line's 3 wrong of 278
+# (1.08 % > 1 %), the condition set for turning it on (docs/evaluation.md, issue #39).
+LEARNED_CONFIDENCE = False
+LEARNED_MODEL_FILE = Path(__file__).parent / "ranking" / "data" / "confidence_model.json"
+
 # What the evaluator calls a confident answer ("confidently wrong" when it is not expected):
 # the same line the pipeline recommends from, so the two can never disagree (the evaluator
 # had its own 0.5 since 7305e3f; bench/calibrate.py reads this one).
@@ -444,9 +455,9 @@ def fitted(path: Path = FITTED_FILE) -> dict[str, Any] | None:
 # ------------------------------------------------------------------ answer-level rules
 
 
-def recommends(confidence: float) -> bool:
-    """A live candidate this sure is the answer."""
-    return confidence >= RECOMMEND_AT
+def recommends(confidence: float, line: float = RECOMMEND_AT) -> bool:
+    """A live candidate this sure is the answer (line: the learned model's when it decides)."""
+    return confidence >= line
 
 
 def weak_anchor_confidence(confidence: float) -> float:
@@ -455,9 +466,9 @@ def weak_anchor_confidence(confidence: float) -> float:
     return min(confidence, WEAK_ANCHOR_CLAMP)
 
 
-def archived_confidence(top_live: float | None) -> float:
+def archived_confidence(top_live: float | None, line: float = RECOMMEND_AT) -> float:
     """The archived copy's confidence, given the top live candidate's (None: there is none)."""
-    return ARCHIVED_AS_ANSWER if top_live is None or not recommends(top_live) \
+    return ARCHIVED_AS_ANSWER if top_live is None or not recommends(top_live, line) \
         else ARCHIVED_AS_FALLBACK
 
 

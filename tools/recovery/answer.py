@@ -19,6 +19,7 @@ from pagetrail.tools.models import (
     Recovery,
     Scores,
 )
+from pagetrail.tools.ranking import learned
 from pagetrail.tools.recovery import memory
 from pagetrail.tools.recovery.context import Findings, Request
 
@@ -87,17 +88,21 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
         ranked = [c.model_copy(update={"confidence": policy.weak_anchor_confidence(c.confidence)})
                   for c in ranked]
     top = ranked[0] if ranked else None
+    deciding, line = top.confidence if top else None, policy.RECOMMEND_AT
+    if top is not None and policy.LEARNED_CONFIDENCE:
+        deciding, line = learned_confidence(url, ranked, memento is not None)
+        evidence["answer_probability"] = round(deciding, 4)
     candidates = list(ranked)
     if memento is not None:
         candidates.append(Candidate(
             url=memento.memento_url, title=(memento.document.title if memento.document else ""),
             kind="archived",
-            confidence=policy.archived_confidence(top.confidence if top else None),
+            confidence=policy.archived_confidence(deciding, line),
             methods=["ARCHIVE"],
             evidence=f"archived copy of {memento.datetime:%Y-%m-%d} at {memento.archive}",
         ))
     failed = what_failed(found.failures, found.queries)
-    if top is not None and policy.recommends(top.confidence):
+    if top is not None and deciding is not None and policy.recommends(deciding, line):
         answer, reason = top.kind, top.evidence
     elif memento is not None:
         answer, reason = "archived", "no live page fits well enough; the archived copy helps"
@@ -111,6 +116,15 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
         evidence=evidence, queries=found.queries, candidates=candidates,
         failures=found.failures, all_failed=failed.all_failed(),
     )
+
+
+def learned_confidence(url: str, ranked: list[Candidate], archived_copy: bool) -> tuple[float, float]:
+    """The learned probability that the top candidate is the right page, and the model's
+    recommend line (policy.LEARNED_CONFIDENCE)."""
+    model = learned.shipped_model()
+    listed = [learned.listed_from_candidate(c) for c in ranked]
+    probability = learned.top_probability(url, listed, archived_copy=archived_copy, model=model)
+    return (probability or 0.0), model.recommend_at
 
 
 # EngineFailure kinds that are not a search engine failing to answer: a backend behind a
