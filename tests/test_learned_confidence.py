@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from pagetrail.tools import policy
+from pagetrail.tools.errors import ModelMissing
 from pagetrail.tools.models import Candidate, CheckResult, Memento, Scores
 from pagetrail.tools.ranking import learned
 from pagetrail.tools.recovery import answer
@@ -160,7 +161,7 @@ def test_a_model_naming_an_unknown_feature_is_refused(tmp_path: Path):
     data["features"] = [*data["features"][:-1], "host_is_example_com"]
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match="host_is_example_com"):
+    with pytest.raises(ModelMissing, match="host_is_example_com"):
         learned.load_model(path)
 
 
@@ -174,11 +175,12 @@ def test_the_switch_lets_the_learned_probability_decide(monkeypatch: pytest.Monk
         ranked = [Candidate(url=top.url, kind="moved", confidence=top.confidence,
                             methods=list(top.methods), scores=Scores(**top.scores),
                             evidence="same text")]
-        return answer.for_dead(dead, Findings(dead, Budget()), DEAD_CHECK, memento, ranked,
+        return answer.for_dead(dead, Findings.start(dead, Budget()), DEAD_CHECK, memento, ranked,
                                None, {})
 
     # a right page the ranker scores below its line: silent with the switch off …
     shy = learned.Listed(SURE.url, 0.4, SURE.methods, SURE.scores)
+    monkeypatch.setattr(policy, "LEARNED_CONFIDENCE", False)
     off = decide(shy)
     assert off.answer == "archived" and "answer_probability" not in off.evidence
     monkeypatch.setattr(policy, "LEARNED_CONFIDENCE", True)
@@ -191,6 +193,25 @@ def test_the_switch_lets_the_learned_probability_decide(monkeypatch: pytest.Monk
     # … and a tag page the ranker over-trusts is not said with it on
     loud = learned.Listed(TAG.url, 0.6, TAG.methods, TAG.scores)
     assert decide(loud).answer == "archived"
+
+
+def test_an_unreadable_model_is_named_in_the_answer_and_the_ranked_line_decides(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    dead = DeadURL(DEAD)
+    broken = tmp_path / "model.json"
+    broken.write_text("{not json")
+    with pytest.raises(ModelMissing, match="cannot be read"):
+        learned.load_model(broken)
+    monkeypatch.setattr(policy, "LEARNED_CONFIDENCE", True)
+    monkeypatch.setattr(learned, "shipped_model", lambda: learned.load_model(broken))
+    sure = Candidate(url=SURE.url, kind="moved", confidence=0.95, methods=list(SURE.methods),
+                     scores=Scores(**SURE.scores), evidence="same text")
+    found = Findings.start(dead, Budget())
+    result = answer.for_dead(dead, found, DEAD_CHECK, None, [sure], None, {})
+    assert result.answer == "moved"  # 0.95 ≥ RECOMMEND_AT: the ranked confidence decided
+    assert "answer_probability" not in result.evidence
+    assert [f.engine for f in result.failures] == ["confidence"]
+    assert result.failures[0].error.startswith("model_missing:")
 
 
 def test_measure_redecides_each_answer_both_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

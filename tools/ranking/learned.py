@@ -30,9 +30,10 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pagetrail.tools import policy
+from pagetrail.tools.errors import ModelMissing
 from pagetrail.tools.net.urls import canonical_host, site_of
 
-MODEL_FORMAT = 1
+MODEL_FORMAT = policy.LEARNED_MODEL_FORMAT
 MODEL_FILE = policy.LEARNED_MODEL_FILE
 
 # The pipeline's method labels (`models.Candidate.methods`): how a candidate was found.
@@ -366,11 +367,16 @@ class ConfidenceModel:
 
 
 def load_model(path: Path = MODEL_FILE) -> ConfidenceModel:
-    """The model in `path`. Raises OSError / ValueError (a file that cannot be read)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: not a JSON object")
-    return ConfidenceModel.from_json(data)
+    """The model in `path`. ModelMissing (named, one line) when it cannot be read: missing,
+    not JSON, or not a model of this format."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        return ConfidenceModel.from_json(data)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelMissing(f"the answer-confidence model {path} cannot be read: "
+                           f"{type(exc).__name__}: {exc}") from None
 
 
 @functools.cache

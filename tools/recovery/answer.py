@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pagetrail.tools import policy
-from pagetrail.tools.errors import PagetrailError, RefusedAddress
+from pagetrail.tools.errors import ModelMissing, PagetrailError, RefusedAddress
 from pagetrail.tools.models import (
     Candidate,
     CheckResult,
@@ -90,8 +90,12 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
     top = ranked[0] if ranked else None
     deciding, line = top.confidence if top else None, policy.RECOMMEND_AT
     if top is not None and policy.LEARNED_CONFIDENCE:
-        deciding, line = learned_confidence(url, ranked, memento is not None)
-        evidence["answer_probability"] = round(deciding, 4)
+        try:
+            deciding, line = learned_confidence(url, ranked, memento is not None)
+            evidence["answer_probability"] = round(deciding, 4)
+        except ModelMissing as exc:  # said in the answer; the ranked confidence decides
+            found.fail(EngineFailure(engine="confidence", error=f"{exc.code}: {exc}"),
+                       once="equal")
     candidates = list(ranked)
     if memento is not None:
         candidates.append(Candidate(
@@ -200,7 +204,6 @@ def _clip(text: str, limit: int) -> str:
 async def related_archived(req: Request, found: Findings, evidence: dict[str, object],
                            seconds: float) -> list[dict[str, object]]:
     """Lost and never archived: archived pages on the same topic (seed 004), marked related."""
-    from pagetrail.tools.errors import ModelMissing
     from pagetrail.tools.learning import recommend_archived
 
     await found.report("related", 0, None, "archived pages on the same topic")
