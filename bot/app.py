@@ -109,9 +109,20 @@ def build_app(settings: Settings, store: Store, *, limiter: KeyedLimiter | None 
 def channel_recorder(store: Store) -> Callable[..., Awaitable[Any]]:
     """Global middleware: remember which workspace each channel is in (the first request
     from it, and when it changes), so that its digests are posted with that workspace's
-    token and its App Home lists it. A store failure here is logged and the request goes
-    on: answering matters more than the bookkeeping."""
+    token and its App Home lists it. Written in the background, never before the request
+    is acknowledged (Slack's 3 s): with the database away the write waits out the store's
+    fault budget. A store failure is logged and the request goes on: answering matters more
+    than the bookkeeping, and the next request from the channel tries again."""
     seen: set[tuple[str, str, str]] = set()
+    writing: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak refs)
+
+    async def remember(key: tuple[str, str, str]) -> None:
+        try:
+            await asyncio.to_thread(remember_slack_channel, store, *key)
+        except PagetrailError as exc:
+            seen.discard(key)
+            log.warning("slack: could not record the workspace of channel %s: %s",
+                        key[0], exc)
 
     async def record(context: AsyncBoltContext, next_: Callable[[], Awaitable[Any]]) -> Any:
         channel, team = context.channel_id or "", context.team_id or ""
@@ -119,13 +130,10 @@ def channel_recorder(store: Store) -> Callable[..., Awaitable[Any]]:
         key = (channel, team, enterprise)
         # D…: a direct message (the App Home's own channel), not a channel that watches.
         if channel and team and not channel.startswith("D") and key not in seen:
-            try:
-                await asyncio.to_thread(remember_slack_channel, store, channel, team,
-                                        enterprise)
-                seen.add(key)
-            except PagetrailError as exc:
-                log.warning("slack: could not record the workspace of channel %s: %s",
-                            channel, exc)
+            seen.add(key)
+            task = asyncio.create_task(remember(key))
+            writing.add(task)
+            task.add_done_callback(writing.discard)
         return await next_()
 
     return record

@@ -39,8 +39,11 @@ CODES: dict[str, str] = {
     "archive_excluded": "the archive refuses the URL (excluded or blocked site)",
     "archive_unavailable": "no configured web archive answered",
     "engine_unavailable": "a search engine that cannot be used (not configured, refused)",
-    "model_missing": "no URL classifier trained where the server runs",
+    "model_missing": "a model pagetrail needs is not there or cannot be read (the URL "
+                     "classifier, the answer-confidence model)",
     "store_unavailable": "the server's database did not answer in time",
+    "store_refused": "the server's database refused the request with an error that does not "
+                     "pass (a limit, a refused password, a missing table): not retried",
     "broker_unavailable": "the task queue's broker (Redis) does not answer",
     "jobs_stalled": "dispatched jobs stopped finishing (no worker takes them)",
     "job_failed": "a job ran and failed on a worker",

@@ -139,6 +139,6 @@ async def test_a_store_failure_is_a_named_partial_failure_of_the_answer(moved_si
         broken.dispose()
     assert recovery.answer == "moved"  # the web still answers
     errors = [f.error for f in recovery.failures if f.engine == "store"]
-    assert any(e.startswith("reading known moves: StoreUnavailable") for e in errors), errors
-    assert any(e.startswith("recording the confirmed recovery: StoreUnavailable")
+    assert any(e.startswith("reading known moves: StoreRefused") for e in errors), errors
+    assert any(e.startswith("recording the confirmed recovery: StoreRefused")
                for e in errors), errors

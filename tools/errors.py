@@ -142,6 +142,7 @@ class WorldError(PagetrailError):
 
 
 class ModelMissing(PagetrailError):
-    """No URL classifier was trained where pagetrail runs."""
+    """A model pagetrail needs is not there or cannot be read (the URL classifier, the
+    answer-confidence model)."""
 
     code = "model_missing"
