@@ -413,7 +413,7 @@ def answered_lines(report: Mapping[str, Any]) -> list[str]:
              f"({overall['answered_right']:.3f}); answered wrong: {overall['wrong']} of "
              f"{overall['dead']} dead ({overall['answered_wrong']:.3f}); the rest told "
              f"archived {told['archived']}, none {told['none']}, other {told['other']} "
-             f"(recommended from confidence {answered['recommend_at']:g})"]
+             f"(recommended from {_recommended_by(answered)})"]
     for key, title in (("with_copy", "with an archived copy"),
                        ("without_copy", "without an archived copy")):
         tally, success = answered["by_archived"][key], report["by_archived"][key]
@@ -442,10 +442,15 @@ def answered_tables(report: Mapping[str, Any]) -> list[str]:
                      str(tally["told"]["none"])])
     bands = [[b["band"], str(b["top"]), str(b["top_right"]), str(b["answers"]),
               str(b["answers_right"])] for b in answered["bands"]]
-    return ["## What the user is told (answer recommended at confidence "
-            f"≥ {answered['recommend_at']:g})", "", *_table(("category", *ANSWERED_COLUMNS), rows),
+    return [f"## What the user is told (answer recommended from {_recommended_by(answered)})",
+            "", *_table(("category", *ANSWERED_COLUMNS), rows),
             "## Confidence bands (top live candidate of each dead case)", "",
             *_table(BAND_COLUMNS, bands)]
+
+
+def _recommended_by(answered: dict) -> str:
+    by = answered.get("recommended_by", "ranked confidence")  # reports before the field
+    return f"{by} ≥ {answered['recommend_at']:g}"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

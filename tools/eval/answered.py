@@ -140,6 +140,22 @@ def bands(outcomes: Iterable[Outcome]) -> list[dict[str, Any]]:
     return rows
 
 
+def recommend_line() -> dict[str, Any]:
+    """What an answer is recommended from: the learned probability that the top candidate
+    is right at the model's line (policy.LEARNED_CONFIDENCE), else the ranked confidence at
+    RECOMMEND_AT (also when the model cannot be read: the pipeline falls back the same way)."""
+    if policy.LEARNED_CONFIDENCE:
+        from pagetrail.tools.errors import ModelMissing
+        from pagetrail.tools.ranking import learned
+
+        try:
+            return {"recommended_by": "learned answer probability",
+                    "recommend_at": learned.shipped_model().recommend_at}
+        except ModelMissing:
+            pass
+    return {"recommended_by": "ranked confidence", "recommend_at": policy.RECOMMEND_AT}
+
+
 def answered_report(cases: Sequence[Mapping[str, Any]],
                     by_id: Mapping[str, CaseResult]) -> dict[str, Any]:
     """The report's ``answered`` block (module docstring)."""
@@ -148,7 +164,7 @@ def answered_report(cases: Sequence[Mapping[str, Any]],
     with_copy = [o for c, o in pairs if (c.get("expect") or {}).get("archived")]
     without = [o for c, o in pairs if not (c.get("expect") or {}).get("archived")]
     return {
-        "recommend_at": policy.RECOMMEND_AT,
+        **recommend_line(),
         "overall": tally(o for _c, o in pairs),
         "by_category": {cat: tally(o for c, o in pairs if str(c.get("category")) == cat)
                         for cat in categories},
