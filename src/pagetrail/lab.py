@@ -11,72 +11,7 @@ Names load lazily (PEP 562), as in `pagetrail`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by a test
-    from pagetrail.tools.content.uritokens import VARIANTS as URI_TOKEN_VARIANTS
-    from pagetrail.tools.eval.alias_eval import (
-        SWEEP_GRID as ALIAS_SWEEP_GRID,
-    )
-    from pagetrail.tools.eval.alias_eval import (
-        SWEEP_MIN_PRECISION as ALIAS_SWEEP_MIN_PRECISION,
-    )
-    from pagetrail.tools.eval.alias_eval import (
-        best_swept,
-        evaluate_aliases,
-        load_fable_dataset,
-    )
-    from pagetrail.tools.eval.eval_runner import (
-        EVAL_METHODS,
-        EngineChoice,
-        expand_methods,
-        run_evaluation,
-    )
-    from pagetrail.tools.eval.eval_runner import (
-        resolve_engine as resolve_eval_engine,
-    )
-    from pagetrail.tools.eval.evaluate import CaseResult
-    from pagetrail.tools.eval.evaluate import build_report as build_eval_report
-    from pagetrail.tools.eval.features import feature_rows as eval_feature_rows
-    from pagetrail.tools.eval.multiworld import (
-        NOWEB_ENGINES,
-        WorldRun,
-        build_multiworld_report,
-        void_reason,
-    )
-    from pagetrail.tools.learning.classify import (
-        DEFAULT_KIND as DEFAULT_CLASSIFIER_KIND,
-    )
-    from pagetrail.tools.learning.classify import (
-        DEFAULT_VARIANT as DEFAULT_CLASSIFIER_VARIANT,
-    )
-    from pagetrail.tools.learning.classify import (
-        MODEL_KINDS as CLASSIFIER_KINDS,
-    )
-    from pagetrail.tools.learning.classify import (
-        PAPER_TABLE6 as CLASSIFIER_PAPER_TABLE6,
-    )
-    from pagetrail.tools.learning.classify import (
-        evaluate as evaluate_classifier,
-    )
-    from pagetrail.tools.learning.classify import (
-        load_candidates as load_classifier_candidates,
-    )
-    from pagetrail.tools.learning.classify import (
-        load_examples as load_classifier_examples,
-    )
-    from pagetrail.tools.learning.classify import (
-        load_model as load_classifier,
-    )
-    from pagetrail.tools.learning.classify import (
-        train as train_classifier,
-    )
-    from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
-    from pagetrail.tools.testbed.runner import Testbed
-    from pagetrail.tools.testbed.subset import SubsetOptions, make_subset
-    from pagetrail.tools.testbed.world import World, load_world
 
 # Public name → "module" (same attribute name) or "module:attribute".
 _EXPORTS: dict[str, str] = {
@@ -123,42 +58,7 @@ _EXPORTS: dict[str, str] = {
     "ALIAS_SWEEP_MIN_PRECISION": "pagetrail.tools.eval.alias_eval:SWEEP_MIN_PRECISION",
 }
 
-__all__ = [
-    "ALIAS_SWEEP_GRID",
-    "ALIAS_SWEEP_MIN_PRECISION",
-    "CLASSIFIER_KINDS",
-    "CLASSIFIER_PAPER_TABLE6",
-    "DEFAULT_CLASSIFIER_KIND",
-    "DEFAULT_CLASSIFIER_VARIANT",
-    "EVAL_METHODS",
-    "NOWEB_ENGINES",
-    "URI_TOKEN_VARIANTS",
-    "CaseResult",
-    "EngineChoice",
-    "SubsetOptions",
-    "Testbed",
-    "World",
-    "WorldRun",
-    "best_swept",
-    "build_eval_report",
-    "build_multiworld_report",
-    "ensure_pywb_venv",
-    "eval_feature_rows",
-    "evaluate_aliases",
-    "evaluate_classifier",
-    "expand_methods",
-    "load_classifier",
-    "load_classifier_candidates",
-    "load_classifier_examples",
-    "load_fable_dataset",
-    "load_world",
-    "make_subset",
-    "pywb_venv_path",
-    "resolve_eval_engine",
-    "run_evaluation",
-    "train_classifier",
-    "void_reason",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 __getattr__ = lazy_getattr("pagetrail.lab", _EXPORTS, globals())
 
