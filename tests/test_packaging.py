@@ -227,7 +227,7 @@ def _extras_in_pyproject() -> dict[str, list[str]]:
 
 
 def test_each_extra_brings_what_the_table_names(wheel: Path) -> None:
-    from pagetrail import missing_extra
+    from pagetrail.lab import missing_extra
     from pagetrail.tools.extras import EXTRA_OF_MODULE
 
     extras = _extras_in_pyproject()

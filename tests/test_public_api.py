@@ -151,7 +151,7 @@ def test_cli_only_tools_are_not_the_library_api() -> None:
 
     assert not set(pagetrail.lab.__all__) & set(pagetrail.__all__)
     for name in ("run_evaluation", "Testbed", "train_classifier", "ensure_pywb_venv",
-                 "evaluate_aliases"):
+                 "evaluate_aliases", "build_digest", "read_batch", "run_doctor", "check_summary"):
         assert name in pagetrail.lab.__all__ and not hasattr(pagetrail, name)
 
 

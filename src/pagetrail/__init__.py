@@ -1,12 +1,14 @@
 """pagetrail — find where a dead web link went.
 
 `import pagetrail` is the Python API: the engine's functions (check, recover_link, archives,
-signature, tags, search, rank, related pages, scans, digests, watches, batches, workers, the
-store), its result models and its errors. The command line's own tools — evaluation, the
-testbed and its pywb archive, training the URL classifier, the alias evaluation — are
-`pagetrail.lab`'s. Only the names in `__all__` are public; the modules behind them (`pagetrail.tools`, `pagetrail.store`) may
+signature, tags, search, rank, related pages, watches, site scans, digests and their delivery,
+fixing links in files and text, the store), its result models, its errors and its settings.
+What only the command line uses — its summaries and report writers, the scanner and digest
+builders it drives, batch files and the job dispatcher, `doctor`, `config show`, the
+classifier and alias tools, evaluation and the testbed — is `pagetrail.lab`'s. Only the names
+in `__all__` are public; the modules behind them (`pagetrail.tools`, `pagetrail.store`) may
 move. The faces (`pagetrail.cli`, `pagetrail.server`, `pagetrail.bot`) import only this
-module, and import-linter keeps them so (pyproject `[tool.importlinter]`).
+module and `pagetrail.lab`, and import-linter keeps them so (pyproject `[tool.importlinter]`).
 
 Names load lazily (PEP 562): `import pagetrail` is cheap, and `pagetrail.recover_link`
 imports only the modules it needs, so a command's start-up pays for what it runs. Each name
@@ -108,7 +110,6 @@ _EXPORTS: dict[str, str] = {
     "WorldError": "pagetrail.tools.errors",
     "ModelMissing": "pagetrail.tools.errors",
     "MissingExtra": "pagetrail.tools.extras",
-    "missing_extra": "pagetrail.tools.extras",
     "RateLimited": "pagetrail.tools.errors",
     "EngineUnavailable": "pagetrail.tools.errors",
     "ArchiveExcluded": "pagetrail.tools.errors",
@@ -117,55 +118,23 @@ _EXPORTS: dict[str, str] = {
     # Settings
     "Settings": "pagetrail.tools.settings",
     "get_settings": "pagetrail.tools.settings",
-    "config_file": "pagetrail.tools.settings",
-    "mask_url": "pagetrail.tools.settings",
-    "setting_sources": "pagetrail.tools.provenance",
-    # Input: dates, URLs, the address guard
+    # Input: dates, URLs, the address guard's origin of a URL
     "parse_date": "pagetrail.tools.content.dates",
     "validate_url": "pagetrail.tools.net.urls",
-    "same_url": "pagetrail.tools.net.urls",
-    "ensure_fetchable": "pagetrail.tools.net.netguard",
     "origin_of": "pagetrail.tools.net.netguard",
-    # The whole recovery pipeline (unslimmed) and its one-line summaries
+    # The recovery's progress callback and its answer as a Robust Link
     "RecoveryProgressFn": "pagetrail.tools.recovery.context:ProgressFn",
-    "recovery_summary": "pagetrail.tools.recovery.output:summary_line",
     "robust_link": "pagetrail.tools.recovery.output",
-    "check_summary": "pagetrail.tools.linkcheck.check:summary_line",
-    # Scans and digests
-    "scan_site": "pagetrail.tools.scan.scanner:scan",
-    "ScanOptions": "pagetrail.tools.scan.scanner",
-    "ScanProgressFn": "pagetrail.tools.scan.scanner:ProgressFn",
+    # Digests of watched sites and their delivery (a face supplies the poster)
     "ChannelDigest": "pagetrail.tools.scan.digest",
     "DigestLink": "pagetrail.tools.scan.digest",
-    "ScanDigest": "pagetrail.tools.scan.digest",
-    "build_digest": "pagetrail.tools.scan.digest",
-    "recover_confirmed": "pagetrail.tools.scan.digest",
-    "recovery_plan": "pagetrail.tools.scan.digest",
     "digest_captures_text": "pagetrail.tools.scan.digest:captures_text",
-    "digest_html": "pagetrail.tools.scan.digest:to_html",
-    "digest_json": "pagetrail.tools.scan.digest:to_json",
-    "digest_markdown": "pagetrail.tools.scan.digest:to_markdown",
-    "Trend": "pagetrail.tools.scan.trend",
-    "render_trend_chart": "pagetrail.tools.scan.trend:render_chart",
     "stored_trend": "pagetrail.tools.scan.trend",
-    # Jobs: batch files, the dispatcher, the workers
-    "batch_format": "pagetrail.tools.workers.batch",
-    "read_batch": "pagetrail.tools.workers.batch",
-    "write_answers": "pagetrail.tools.workers.batch",
-    "failed_jobs": "pagetrail.tools.workers.batch:failed",
-    "get_dispatcher": "pagetrail.tools.workers.dispatch",
-    "scan_on_workers": "pagetrail.tools.workers.dispatch",
+    "period_of": "pagetrail.tools.scan.digest",
     "configured_digest_runner": "pagetrail.tools.workers.dispatch",
-    "prepare_distributed": "pagetrail.tools.workers.dispatch",
-    # URL topics (related pages; training and evaluating the classifier: pagetrail.lab)
-    "classify_url": "pagetrail.tools.learning.classify",
-    # Site aliases (rewrite rules learned from known moves)
-    "infer_aliases": "pagetrail.tools.learning.aliases",
-    "KnownMove": "pagetrail.tools.learning.aliases",
-    "AliasThresholds": "pagetrail.tools.learning.aliases:Thresholds",
-    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.learning.aliases:DEFAULT_THRESHOLDS",
-    # Logging
-    "install_log_redaction": "pagetrail.tools.net.logsafe",
+    "DigestPoster": "pagetrail.tools.scan.digest_delivery",
+    "PostOutcome": "pagetrail.tools.scan.digest_delivery",
+    "deliver_due_digests": "pagetrail.tools.scan.digest_delivery:post_due_digests",
     # The store
     "Store": "pagetrail.store.db",
     "open_store": "pagetrail.tools.settings:configured_store",
@@ -175,30 +144,15 @@ _EXPORTS: dict[str, str] = {
     "remember_slack_channel": "pagetrail.store.slack:remember_channel",
     "slack_channel_teams": "pagetrail.store.slack:channel_teams",
     "purge_expired_slack_states": "pagetrail.store.slack:purge_expired_states",
-    # Digest delivery (a face supplies the poster: tools.scan.digest_delivery.DigestPoster)
-    "DigestPoster": "pagetrail.tools.scan.digest_delivery",
-    "PostOutcome": "pagetrail.tools.scan.digest_delivery",
-    "deliver_due_digests": "pagetrail.tools.scan.digest_delivery:post_due_digests",
-    "period_of": "pagetrail.tools.scan.digest",
-    "moves_for_site": "pagetrail.tools.recovery.memory",
     # Fix links where they live (documents, the text an assistant writes)
     "fix_paths": "pagetrail.tools.fix.run",
     "FixOptions": "pagetrail.tools.fix.run:Options",
     "FixReport": "pagetrail.tools.fix.run",
     "LinkVerdict": "pagetrail.tools.fix.run",
     "render_fix_report": "pagetrail.tools.fix.report:render",
-    "read_lychee_report": "pagetrail.tools.fix.lychee:read_lychee",
-    "lychee_report_inputs": "pagetrail.tools.fix.lychee:report_inputs",
-    "LycheeReportError": "pagetrail.tools.fix.lychee",
     "check_links_in_text": "pagetrail.tools.fix.text",
     "TextCheck": "pagetrail.tools.fix.text",
     "TextLink": "pagetrail.tools.fix.text",
-    "FixConfig": "pagetrail.tools.fix.config",
-    "load_fix_config": "pagetrail.tools.fix.config",
-    # Health (`pagetrail doctor`)
-    "run_doctor": "pagetrail.tools.doctor",
-    "DoctorCheck": "pagetrail.tools.doctor:Check",
-    "doctor_healthy": "pagetrail.tools.doctor:healthy",
 }
 
 __all__ = ["__version__", *_EXPORTS]  # each public name is listed once, in _EXPORTS

@@ -35,9 +35,6 @@ from pagetrail.tools.api import slim_recovery as slim_recovery
 from pagetrail.tools.api import start_site_scan as start_site_scan
 from pagetrail.tools.api import store_revisions as store_revisions
 from pagetrail.tools.content.dates import parse_date as parse_date
-from pagetrail.tools.doctor import Check as DoctorCheck
-from pagetrail.tools.doctor import healthy as doctor_healthy
-from pagetrail.tools.doctor import run_doctor as run_doctor
 from pagetrail.tools.errors import ArchiveExcluded as ArchiveExcluded
 from pagetrail.tools.errors import ArchiveUnavailable as ArchiveUnavailable
 from pagetrail.tools.errors import BadJobInput as BadJobInput
@@ -59,12 +56,6 @@ from pagetrail.tools.errors import StoreUnavailable as StoreUnavailable
 from pagetrail.tools.errors import UnsupportedContent as UnsupportedContent
 from pagetrail.tools.errors import WorldError as WorldError
 from pagetrail.tools.extras import MissingExtra as MissingExtra
-from pagetrail.tools.extras import missing_extra as missing_extra
-from pagetrail.tools.fix.config import FixConfig as FixConfig
-from pagetrail.tools.fix.config import load_fix_config as load_fix_config
-from pagetrail.tools.fix.lychee import LycheeReportError as LycheeReportError
-from pagetrail.tools.fix.lychee import read_lychee as read_lychee_report
-from pagetrail.tools.fix.lychee import report_inputs as lychee_report_inputs
 from pagetrail.tools.fix.report import render as render_fix_report
 from pagetrail.tools.fix.run import FixReport as FixReport
 from pagetrail.tools.fix.run import LinkVerdict as LinkVerdict
@@ -73,12 +64,6 @@ from pagetrail.tools.fix.run import fix_paths as fix_paths
 from pagetrail.tools.fix.text import TextCheck as TextCheck
 from pagetrail.tools.fix.text import TextLink as TextLink
 from pagetrail.tools.fix.text import check_links_in_text as check_links_in_text
-from pagetrail.tools.learning.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
-from pagetrail.tools.learning.aliases import KnownMove as KnownMove
-from pagetrail.tools.learning.aliases import Thresholds as AliasThresholds
-from pagetrail.tools.learning.aliases import infer_aliases as infer_aliases
-from pagetrail.tools.learning.classify import classify_url as classify_url
-from pagetrail.tools.linkcheck.check import summary_line as check_summary
 from pagetrail.tools.models import ArchivedRedirect as ArchivedRedirect
 from pagetrail.tools.models import ArchiveResult as ArchiveResult
 from pagetrail.tools.models import Candidate as Candidate
@@ -108,60 +93,31 @@ from pagetrail.tools.models import Term as Term
 from pagetrail.tools.models import UnreachableCandidate as UnreachableCandidate
 from pagetrail.tools.models import WatchChange as WatchChange
 from pagetrail.tools.models import WatchList as WatchList
-from pagetrail.tools.net.logsafe import install_log_redaction as install_log_redaction
 from pagetrail.tools.net.netcheck import NetworkDown as NetworkDown
-from pagetrail.tools.net.netguard import ensure_fetchable as ensure_fetchable
 from pagetrail.tools.net.netguard import origin_of as origin_of
-from pagetrail.tools.net.urls import same_url as same_url
 from pagetrail.tools.net.urls import validate_url as validate_url
-from pagetrail.tools.provenance import setting_sources as setting_sources
 from pagetrail.tools.recovery.context import ProgressFn as RecoveryProgressFn
-from pagetrail.tools.recovery.memory import moves_for_site as moves_for_site
 from pagetrail.tools.recovery.output import robust_link as robust_link
-from pagetrail.tools.recovery.output import summary_line as recovery_summary
 from pagetrail.tools.scan.digest import ChannelDigest as ChannelDigest
 from pagetrail.tools.scan.digest import DigestLink as DigestLink
-from pagetrail.tools.scan.digest import ScanDigest as ScanDigest
-from pagetrail.tools.scan.digest import build_digest as build_digest
 from pagetrail.tools.scan.digest import captures_text as digest_captures_text
 from pagetrail.tools.scan.digest import period_of as period_of
-from pagetrail.tools.scan.digest import recover_confirmed as recover_confirmed
-from pagetrail.tools.scan.digest import recovery_plan as recovery_plan
-from pagetrail.tools.scan.digest import to_html as digest_html
-from pagetrail.tools.scan.digest import to_json as digest_json
-from pagetrail.tools.scan.digest import to_markdown as digest_markdown
 from pagetrail.tools.scan.digest_delivery import DigestPoster as DigestPoster
 from pagetrail.tools.scan.digest_delivery import PostOutcome as PostOutcome
 from pagetrail.tools.scan.digest_delivery import post_due_digests as deliver_due_digests
 from pagetrail.tools.scan.page import LinkStatus as LinkStatus
 from pagetrail.tools.scan.page import PageScan as PageScan
-from pagetrail.tools.scan.scanner import ProgressFn as ScanProgressFn
-from pagetrail.tools.scan.scanner import ScanOptions as ScanOptions
-from pagetrail.tools.scan.scanner import scan as scan_site
-from pagetrail.tools.scan.trend import Trend as Trend
-from pagetrail.tools.scan.trend import render_chart as render_trend_chart
 from pagetrail.tools.scan.trend import stored_trend as stored_trend
 from pagetrail.tools.settings import Settings as Settings
-from pagetrail.tools.settings import config_file as config_file
 from pagetrail.tools.settings import configured_store as open_store
 from pagetrail.tools.settings import get_settings as get_settings
-from pagetrail.tools.settings import mask_url as mask_url
-from pagetrail.tools.workers.batch import batch_format as batch_format
-from pagetrail.tools.workers.batch import failed as failed_jobs
-from pagetrail.tools.workers.batch import read_batch as read_batch
-from pagetrail.tools.workers.batch import write_answers as write_answers
 from pagetrail.tools.workers.dispatch import configured_digest_runner as configured_digest_runner
-from pagetrail.tools.workers.dispatch import get_dispatcher as get_dispatcher
-from pagetrail.tools.workers.dispatch import prepare_distributed as prepare_distributed
-from pagetrail.tools.workers.dispatch import scan_on_workers as scan_on_workers
 
 __version__: str
 
 __all__ = [
-    "DEFAULT_ALIAS_THRESHOLDS",
     "MAX_ARCHIVE_URLS",
     "MAX_RELATED",
-    "AliasThresholds",
     "ArchiveExcluded",
     "ArchiveResult",
     "ArchiveUnavailable",
@@ -175,13 +131,11 @@ __all__ = [
     "ConfigError",
     "DigestLink",
     "DigestPoster",
-    "DoctorCheck",
     "Document",
     "Drift",
     "EngineFailure",
     "EngineUnavailable",
     "FetchFailed",
-    "FixConfig",
     "FixOptions",
     "FixReport",
     "Hit",
@@ -191,11 +145,9 @@ __all__ = [
     "InvalidURL",
     "JobFailed",
     "JobsStalled",
-    "KnownMove",
     "Link",
     "LinkStatus",
     "LinkVerdict",
-    "LycheeReportError",
     "Memento",
     "MissingExtra",
     "ModelMissing",
@@ -214,9 +166,6 @@ __all__ = [
     "RelatedArchived",
     "RelatedResult",
     "RememberedRecovery",
-    "ScanDigest",
-    "ScanOptions",
-    "ScanProgressFn",
     "Scores",
     "SearchResult",
     "Settings",
@@ -230,7 +179,6 @@ __all__ = [
     "Term",
     "TextCheck",
     "TextLink",
-    "Trend",
     "UnreachableCandidate",
     "UnsupportedContent",
     "WatchChange",
@@ -240,69 +188,38 @@ __all__ = [
     "add_watch",
     "archive_links",
     "archived_redirects",
-    "batch_format",
-    "build_digest",
     "check_link",
     "check_links_in_text",
-    "check_summary",
-    "classify_url",
-    "config_file",
     "configured_digest_runner",
     "deliver_due_digests",
     "digest_captures_text",
-    "digest_html",
-    "digest_json",
-    "digest_markdown",
-    "doctor_healthy",
-    "ensure_fetchable",
     "extract_signature",
-    "failed_jobs",
     "fetch_memento",
     "fix_paths",
-    "get_dispatcher",
     "get_settings",
     "get_tags",
-    "infer_aliases",
-    "install_log_redaction",
     "list_captures",
     "list_watches",
-    "load_fix_config",
-    "lychee_report_inputs",
-    "mask_url",
     "migrate_store",
-    "missing_extra",
-    "moves_for_site",
     "open_store",
     "origin_of",
     "parse_date",
     "period_of",
-    "prepare_distributed",
     "purge_expired_slack_states",
     "rank_candidates",
-    "read_batch",
-    "read_lychee_report",
     "recent_recoveries",
     "recommend_archived",
     "record_pick",
-    "recover_confirmed",
     "recover_link",
-    "recovery_plan",
-    "recovery_summary",
     "refuse_local_url",
     "remember_slack_channel",
     "remove_watch",
     "render_fix_report",
-    "render_trend_chart",
     "robust_link",
-    "run_doctor",
     "run_worker",
-    "same_url",
-    "scan_on_workers",
     "scan_page",
-    "scan_site",
     "search_engines",
     "search_web",
-    "setting_sources",
     "site_scan_status",
     "slack_channel_teams",
     "slack_oauth_stores",
@@ -311,5 +228,4 @@ __all__ = [
     "store_revisions",
     "stored_trend",
     "validate_url",
-    "write_answers",
 ]

@@ -2,6 +2,9 @@
 # Type checkers read this; the runtime loads each name lazily (pagetrail._lazy).
 
 from pagetrail.tools.content.uritokens import VARIANTS as URI_TOKEN_VARIANTS
+from pagetrail.tools.doctor import Check as DoctorCheck
+from pagetrail.tools.doctor import healthy as doctor_healthy
+from pagetrail.tools.doctor import run_doctor as run_doctor
 from pagetrail.tools.eval.alias_eval import SWEEP_GRID as ALIAS_SWEEP_GRID
 from pagetrail.tools.eval.alias_eval import SWEEP_MIN_PRECISION as ALIAS_SWEEP_MIN_PRECISION
 from pagetrail.tools.eval.alias_eval import best_swept as best_swept
@@ -19,15 +22,47 @@ from pagetrail.tools.eval.multiworld import NOWEB_ENGINES as NOWEB_ENGINES
 from pagetrail.tools.eval.multiworld import WorldRun as WorldRun
 from pagetrail.tools.eval.multiworld import build_multiworld_report as build_multiworld_report
 from pagetrail.tools.eval.multiworld import void_reason as void_reason
+from pagetrail.tools.extras import missing_extra as missing_extra
+from pagetrail.tools.fix.config import FixConfig as FixConfig
+from pagetrail.tools.fix.config import load_fix_config as load_fix_config
+from pagetrail.tools.fix.lychee import LycheeReportError as LycheeReportError
+from pagetrail.tools.fix.lychee import read_lychee as read_lychee_report
+from pagetrail.tools.fix.lychee import report_inputs as lychee_report_inputs
+from pagetrail.tools.learning.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
+from pagetrail.tools.learning.aliases import KnownMove as KnownMove
+from pagetrail.tools.learning.aliases import Thresholds as AliasThresholds
+from pagetrail.tools.learning.aliases import infer_aliases as infer_aliases
 from pagetrail.tools.learning.classify import DEFAULT_KIND as DEFAULT_CLASSIFIER_KIND
 from pagetrail.tools.learning.classify import DEFAULT_VARIANT as DEFAULT_CLASSIFIER_VARIANT
 from pagetrail.tools.learning.classify import MODEL_KINDS as CLASSIFIER_KINDS
 from pagetrail.tools.learning.classify import PAPER_TABLE6 as CLASSIFIER_PAPER_TABLE6
+from pagetrail.tools.learning.classify import classify_url as classify_url
 from pagetrail.tools.learning.classify import evaluate as evaluate_classifier
 from pagetrail.tools.learning.classify import load_candidates as load_classifier_candidates
 from pagetrail.tools.learning.classify import load_examples as load_classifier_examples
 from pagetrail.tools.learning.classify import load_model as load_classifier
 from pagetrail.tools.learning.classify import train as train_classifier
+from pagetrail.tools.linkcheck.check import summary_line as check_summary
+from pagetrail.tools.net.logsafe import install_log_redaction as install_log_redaction
+from pagetrail.tools.net.netguard import ensure_fetchable as ensure_fetchable
+from pagetrail.tools.net.urls import same_url as same_url
+from pagetrail.tools.provenance import setting_sources as setting_sources
+from pagetrail.tools.recovery.memory import moves_for_site as moves_for_site
+from pagetrail.tools.recovery.output import summary_line as recovery_summary
+from pagetrail.tools.scan.digest import ScanDigest as ScanDigest
+from pagetrail.tools.scan.digest import build_digest as build_digest
+from pagetrail.tools.scan.digest import recover_confirmed as recover_confirmed
+from pagetrail.tools.scan.digest import recovery_plan as recovery_plan
+from pagetrail.tools.scan.digest import to_html as digest_html
+from pagetrail.tools.scan.digest import to_json as digest_json
+from pagetrail.tools.scan.digest import to_markdown as digest_markdown
+from pagetrail.tools.scan.scanner import ProgressFn as ScanProgressFn
+from pagetrail.tools.scan.scanner import ScanOptions as ScanOptions
+from pagetrail.tools.scan.scanner import scan as scan_site
+from pagetrail.tools.scan.trend import Trend as Trend
+from pagetrail.tools.scan.trend import render_chart as render_trend_chart
+from pagetrail.tools.settings import config_file as config_file
+from pagetrail.tools.settings import mask_url as mask_url
 from pagetrail.tools.testbed.archive import ensure_pywb_venv as ensure_pywb_venv
 from pagetrail.tools.testbed.archive import pywb_venv_path as pywb_venv_path
 from pagetrail.tools.testbed.runner import Testbed as Testbed
@@ -35,40 +70,89 @@ from pagetrail.tools.testbed.subset import SubsetOptions as SubsetOptions
 from pagetrail.tools.testbed.subset import make_subset as make_subset
 from pagetrail.tools.testbed.world import World as World
 from pagetrail.tools.testbed.world import load_world as load_world
+from pagetrail.tools.workers.batch import batch_format as batch_format
+from pagetrail.tools.workers.batch import failed as failed_jobs
+from pagetrail.tools.workers.batch import read_batch as read_batch
+from pagetrail.tools.workers.batch import write_answers as write_answers
+from pagetrail.tools.workers.dispatch import get_dispatcher as get_dispatcher
+from pagetrail.tools.workers.dispatch import prepare_distributed as prepare_distributed
+from pagetrail.tools.workers.dispatch import scan_on_workers as scan_on_workers
 
 __all__ = [
     "ALIAS_SWEEP_GRID",
     "ALIAS_SWEEP_MIN_PRECISION",
     "CLASSIFIER_KINDS",
     "CLASSIFIER_PAPER_TABLE6",
+    "DEFAULT_ALIAS_THRESHOLDS",
     "DEFAULT_CLASSIFIER_KIND",
     "DEFAULT_CLASSIFIER_VARIANT",
     "EVAL_METHODS",
     "NOWEB_ENGINES",
     "URI_TOKEN_VARIANTS",
+    "AliasThresholds",
     "CaseResult",
+    "DoctorCheck",
     "EngineChoice",
+    "FixConfig",
+    "KnownMove",
+    "LycheeReportError",
+    "ScanDigest",
+    "ScanOptions",
+    "ScanProgressFn",
     "SubsetOptions",
     "Testbed",
+    "Trend",
     "World",
     "WorldRun",
+    "batch_format",
     "best_swept",
+    "build_digest",
     "build_eval_report",
     "build_multiworld_report",
+    "check_summary",
+    "classify_url",
+    "config_file",
+    "digest_html",
+    "digest_json",
+    "digest_markdown",
+    "doctor_healthy",
+    "ensure_fetchable",
     "ensure_pywb_venv",
     "eval_feature_rows",
     "evaluate_aliases",
     "evaluate_classifier",
     "expand_methods",
+    "failed_jobs",
+    "get_dispatcher",
+    "infer_aliases",
+    "install_log_redaction",
     "load_classifier",
     "load_classifier_candidates",
     "load_classifier_examples",
     "load_fable_dataset",
+    "load_fix_config",
     "load_world",
+    "lychee_report_inputs",
     "make_subset",
+    "mask_url",
+    "missing_extra",
+    "moves_for_site",
+    "prepare_distributed",
     "pywb_venv_path",
+    "read_batch",
+    "read_lychee_report",
+    "recover_confirmed",
+    "recovery_plan",
+    "recovery_summary",
+    "render_trend_chart",
     "resolve_eval_engine",
+    "run_doctor",
     "run_evaluation",
+    "same_url",
+    "scan_on_workers",
+    "scan_site",
+    "setting_sources",
     "train_classifier",
     "void_reason",
+    "write_answers",
 ]
