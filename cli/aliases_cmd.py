@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def infer_handler(args: argparse.Namespace) -> int:
-    from pagetrail import KnownMove, infer_aliases, moves_for_site, open_store, validate_url
+    from pagetrail import open_store, validate_url
+    from pagetrail.lab import KnownMove, infer_aliases, moves_for_site
 
     url = validate_url(args.url)
     records = moves_for_site(open_store(), url)
@@ -60,8 +61,12 @@ def infer_handler(args: argparse.Namespace) -> int:
 
 
 def eval_handler(args: argparse.Namespace) -> int:
-    from pagetrail import AliasThresholds
-    from pagetrail.lab import ALIAS_SWEEP_GRID, evaluate_aliases, load_fable_dataset
+    from pagetrail.lab import (
+        ALIAS_SWEEP_GRID,
+        AliasThresholds,
+        evaluate_aliases,
+        load_fable_dataset,
+    )
 
     given = {name: getattr(args, name) for name in (
         "min_support", "min_quality", "margin", "folder_min_quality", "folder_max_complexity",
@@ -83,8 +88,7 @@ def eval_handler(args: argparse.Namespace) -> int:
 def format_sweep(swept) -> str:  # type: ignore[no-untyped-def]
     """The swept thresholds on the real-world aliases, most correct first; `*` marks the most
     correct point at precision >= 0.9, `=` the defaults (`+` when both)."""
-    from pagetrail import DEFAULT_ALIAS_THRESHOLDS
-    from pagetrail.lab import ALIAS_SWEEP_MIN_PRECISION, best_swept
+    from pagetrail.lab import ALIAS_SWEEP_MIN_PRECISION, DEFAULT_ALIAS_THRESHOLDS, best_swept
 
     best = best_swept(swept)
     lines = [f"threshold sweep on the real-world aliases (* most correct at precision ≥ "

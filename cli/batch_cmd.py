@@ -5,15 +5,16 @@ from __future__ import annotations
 import sys
 from contextlib import nullcontext
 
-from pagetrail import batch_format, failed_jobs, read_batch, write_answers
 from pagetrail.cli.common import run_async
 from pagetrail.cli.scan_cmd import progress_bar, show_progress
+from pagetrail.lab import batch_format, failed_jobs, read_batch, write_answers
 
 
 def recover_batch(path: str, output: str | None, *, quiet: bool = False) -> int:
     """Recover every link of the batch; answers in input order. Links answered by an earlier
     run (the store's job table) are not recovered again. Exit 1 when some failed."""
-    from pagetrail import get_dispatcher, get_settings, open_store
+    from pagetrail import get_settings, open_store
+    from pagetrail.lab import get_dispatcher
 
     items = read_batch(path)
     settings = get_settings()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from pagetrail import PagetrailError, Settings, check_link, check_summary
+from pagetrail import PagetrailError, Settings, check_link
 from pagetrail.cli.common import add_json_flag, date_option, fail, print_json, run_async
+from pagetrail.lab import check_summary
 
 NETWORK_DOWN_EXIT = 3  # nothing at all could be reached from here: no verdict (docs/realweb.md)
 

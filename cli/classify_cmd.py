@@ -126,8 +126,8 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from pagetrail import classify_url, validate_url
-    from pagetrail.lab import load_classifier, load_classifier_candidates
+    from pagetrail import validate_url
+    from pagetrail.lab import classify_url, load_classifier, load_classifier_candidates
 
     url = validate_url(args.url)
     prediction = classify_url(url, model=load_classifier(), candidates=load_classifier_candidates())

@@ -76,7 +76,8 @@ def date_option(option: str) -> Callable[[str], datetime]:
 def user_url(text: str, settings: Any | None = None) -> str:
     """A URL from the command line through the same gate as MCP and Slack: InvalidURL, or
     RefusedAddress for a private/loopback/metadata target (main: one line, exit 2)."""
-    from pagetrail import ensure_fetchable, get_settings
+    from pagetrail import get_settings
+    from pagetrail.lab import ensure_fetchable
 
     return run_async(ensure_fetchable(text, settings or get_settings()))
 

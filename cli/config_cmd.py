@@ -7,8 +7,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pagetrail import FixConfig, Settings, config_file, load_fix_config, setting_sources
+from pagetrail import Settings
 from pagetrail.cli.common import add_json_flag, print_json
+from pagetrail.lab import FixConfig, config_file, load_fix_config, setting_sources
 
 
 def register(sub: argparse._SubParsersAction) -> None:

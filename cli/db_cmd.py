@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from pagetrail import Settings, mask_url, migrate_store, store_revisions
+from pagetrail import Settings, migrate_store, store_revisions
+from pagetrail.lab import mask_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -20,9 +20,10 @@ from typing import Any
 
 from rich.console import Console
 
-from pagetrail import Recovery, same_url
+from pagetrail import Recovery
 from pagetrail.cli.common import add_json_flag, fail, print_json, run_async
 from pagetrail.cli.recover_cmd import print_recovery
+from pagetrail.lab import same_url
 
 
 def bundled_world() -> Path:

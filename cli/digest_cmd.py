@@ -13,17 +13,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from pagetrail import (
-    ChannelDigest,
-    InvalidArgument,
-    Settings,
-    Trend,
-    digest_html,
-    digest_json,
-    digest_markdown,
-    open_store,
-)
+from pagetrail import ChannelDigest, InvalidArgument, Settings, open_store
 from pagetrail.cli.common import add_json_flag, print_json, run_async
+from pagetrail.lab import Trend, digest_html, digest_json, digest_markdown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def write_chart(channel: str, path: Path, settings: Settings, weeks: int = 8) -> Trend:
     """Render the channel's stored trend to `path`; the trend drawn is returned."""
-    from pagetrail import render_trend_chart, stored_trend
+    from pagetrail import stored_trend
+    from pagetrail.lab import render_trend_chart
 
     trend = stored_trend(open_store(settings.database_url), channel, weeks)
     if not trend.periods:

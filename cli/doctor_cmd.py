@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from pagetrail import doctor_healthy, run_doctor
 from pagetrail.cli.common import add_json_flag, print_json, run_async
+from pagetrail.lab import doctor_healthy, run_doctor
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from pagetrail.cli.common import UsageError, fail, parse_date, print_json, run_async
 
 if TYPE_CHECKING:
-    from pagetrail import FixConfig
+    from pagetrail.lab import FixConfig
 
 KINDS = ("moved", "replacement", "archived")
 NOTHING_CHECKED = 3  # distinct from 1 (dead links left): the Action fails on anything over 1
@@ -121,7 +121,7 @@ def _stdin(args: argparse.Namespace) -> int:
 
 def _config(args: argparse.Namespace) -> FixConfig:
     """The repository's configuration with this command line's options over it."""
-    from pagetrail import load_fix_config
+    from pagetrail.lab import load_fix_config
 
     if args.config and args.no_config:
         raise UsageError("--config and --no-config cannot be used together")
@@ -135,16 +135,10 @@ def _config(args: argparse.Namespace) -> FixConfig:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from pagetrail import (
-        __version__,
-        fix_paths,
-        get_settings,
-        lychee_report_inputs,
-        read_lychee_report,
-        render_fix_report,
-    )
+    from pagetrail import __version__, fix_paths, get_settings, render_fix_report
     from pagetrail.cli.config_cmd import print_fix_config
     from pagetrail.cli.scan_cmd import progress_bar, show_progress
+    from pagetrail.lab import lychee_report_inputs, read_lychee_report
 
     if args.show_config:
         print_fix_config(_config(args))

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pagetrail
+import pagetrail.lab
 from pagetrail import PagetrailError
 from pagetrail.cli.common import fail
 
@@ -79,7 +80,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         except ModuleNotFoundError as exc:
             if exc.name == name:
                 continue
-            if command is None and pagetrail.missing_extra(exc) is not None:
+            if command is None and pagetrail.lab.missing_extra(exc) is not None:
                 continue  # the full help lists what this install can run
             raise
         module.register(sub)
@@ -138,7 +139,7 @@ def redis_fault(exc: BaseException) -> str | None:
 def missing_extra(exc: ModuleNotFoundError, command: str | None) -> int:
     """One line naming the extra that brings the missing package (exit 2), or re-raise:
     a module missing from an extra is an install choice; any other is a bug."""
-    named = pagetrail.missing_extra(exc, f"`pagetrail {command}`" if command else "")
+    named = pagetrail.lab.missing_extra(exc, f"`pagetrail {command}`" if command else "")
     if named is None:
         raise exc
     return fail(f"{named.code}: {named}")
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     # trafilatura reports every page it cannot extract at WARNING: noise for our users.
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
-    from pagetrail import install_log_redaction
+    from pagetrail.lab import install_log_redaction
 
     install_log_redaction()  # endpoint credentials never reach a log line
     if not getattr(args, "func", None):

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from pagetrail import Recovery, recovery_summary, robust_link
+from pagetrail import Recovery, robust_link
 from pagetrail.cli.common import (
     UsageError,
     add_json_flag,
@@ -15,6 +15,7 @@ from pagetrail.cli.common import (
     print_json,
     run_async,
 )
+from pagetrail.lab import recovery_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:

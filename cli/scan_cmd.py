@@ -16,22 +16,20 @@ from contextlib import contextmanager
 
 # wordfreq (the tokenizer) is imported by tools.content.text on first use: a scan tokenizes only
 # pages with not-found wording or a soft-404 sibling to compare, often none at all.
-from pagetrail import (
-    PagetrailError,
+from pagetrail import PagetrailError, Settings, open_store
+from pagetrail.cli.check_cmd import network_down_exit
+from pagetrail.cli.common import print_json, run_async
+from pagetrail.lab import (
     ScanDigest,
     ScanOptions,
     ScanProgressFn,
-    Settings,
     build_digest,
     digest_json,
     digest_markdown,
-    open_store,
     recover_confirmed,
     recovery_plan,
     scan_site,
 )
-from pagetrail.cli.check_cmd import network_down_exit
-from pagetrail.cli.common import print_json, run_async
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -115,7 +113,7 @@ async def _scan(args: argparse.Namespace, settings: Settings,
 
 def _scan_on_workers(args: argparse.Namespace, settings: Settings) -> ScanDigest:
     """With a broker: the scan runs on a worker, the recoveries fan out over the workers."""
-    from pagetrail import get_dispatcher, scan_on_workers
+    from pagetrail.lab import get_dispatcher, scan_on_workers
 
     dispatcher = get_dispatcher(settings, open_store(settings.database_url))
     with progress_bar(show_progress(args.quiet), "recovering links") as progress:

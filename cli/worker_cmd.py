@@ -27,8 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from pagetrail import get_settings, prepare_distributed, run_worker
+    from pagetrail import get_settings, run_worker
     from pagetrail.cli.common import UsageError
+    from pagetrail.lab import prepare_distributed
 
     queues = [q.strip() for q in args.queues.split(",") if q.strip()]
     unknown = sorted(set(queues) - set(QUEUE_NAMES))

@@ -10,6 +10,8 @@ echo "== ruff"
 ruff check .
 echo "== import contract"
 python scripts/lint_imports.py
+echo "== export stubs (scripts/gen_exports.py)"
+python scripts/gen_exports.py --check
 
 pgdir=$(mktemp -d /tmp/pagetrail-pg.XXXXXX)
 redisdir=$(mktemp -d /tmp/pagetrail-redis.XXXXXX)

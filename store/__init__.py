@@ -11,48 +11,29 @@ The names below load on first use (PEP 562), so that importing `pagetrail.store.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
 
-if TYPE_CHECKING:
-    from pagetrail.store.db import PoolSize, Store, open_store
-    from pagetrail.store.models import (
-        Base,
-        DigestRun,
-        LinkCheck,
-        LinkEdge,
-        Move,
-        Pick,
-        RecoveryRow,
-        SearchCache,
-        SlackChannel,
-        Watch,
-    )
-
-_WHERE = {
-    "PoolSize": "pagetrail.store.db", "Store": "pagetrail.store.db",
+# name → defining module, imported on first use (SQLAlchemy is heavy).
+_EXPORTS: dict[str, str] = {
+    "PoolSize": "pagetrail.store.db",
+    "Store": "pagetrail.store.db",
     "open_store": "pagetrail.store.db",
-    **{name: "pagetrail.store.models" for name in ("Base", "DigestRun", "LinkCheck", "LinkEdge",
-                                   "Move", "Pick", "RecoveryRow", "SearchCache", "SlackChannel",
-                                   "Watch")},
+    "Base": "pagetrail.store.models",
+    "DigestRun": "pagetrail.store.models",
+    "LinkCheck": "pagetrail.store.models",
+    "LinkEdge": "pagetrail.store.models",
+    "Move": "pagetrail.store.models",
+    "Pick": "pagetrail.store.models",
+    "RecoveryRow": "pagetrail.store.models",
+    "SearchCache": "pagetrail.store.models",
+    "SlackChannel": "pagetrail.store.models",
+    "Watch": "pagetrail.store.models",
 }
-
-__all__ = [
-    "Base",
-    "DigestRun",
-    "LinkCheck",
-    "LinkEdge",
-    "Move",
-    "Pick",
-    "PoolSize",
-    "RecoveryRow",
-    "SearchCache",
-    "SlackChannel",
-    "Store",
-    "Watch",
-    "open_store",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
-__getattr__ = lazy_getattr(__name__, _WHERE, globals())
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -72,6 +72,12 @@ def test_wheel_contains_only_the_pagetrail_namespace(wheel: Path) -> None:
             inside = init.relative_to(REPO).as_posix()
             assert f"pagetrail/{inside}" in names, inside
     assert "pagetrail/tools/ranking/data/rank_calibration.json" in names
+    # PEP 561: typed, with the generated stubs of the lazy-export modules (gen_exports.py).
+    assert "pagetrail/py.typed" in names
+    for stub in [*REPO.glob("src/pagetrail/*.pyi"), *REPO.glob("tools/*/__init__.pyi"),
+                 REPO / "store" / "__init__.pyi"]:
+        inside = stub.relative_to(REPO).as_posix().removeprefix("src/pagetrail/")
+        assert f"pagetrail/{inside}" in names, inside
     assert not any(n.startswith("pagetrail/tests/") for n in names)
 
 
@@ -221,7 +227,7 @@ def _extras_in_pyproject() -> dict[str, list[str]]:
 
 
 def test_each_extra_brings_what_the_table_names(wheel: Path) -> None:
-    from pagetrail import missing_extra
+    from pagetrail.lab import missing_extra
     from pagetrail.tools.extras import EXTRA_OF_MODULE
 
     extras = _extras_in_pyproject()

@@ -58,23 +58,61 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     assert not hasattr(pagetrail, "Fetcher")  # an engine internal, not public
 
 
-def type_checking_imports() -> dict[str, str]:
-    """Public name → "module:attribute" as the TYPE_CHECKING block imports it."""
-    tree = ast.parse(INIT.read_text())
-    block = next(node for node in tree.body if isinstance(node, ast.If)
-                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+def stub_imports(stub: Path) -> dict[str, str]:
+    """Public name → "module[:attribute]" as a generated stub re-exports it."""
     seen: dict[str, str] = {}
-    for node in block.body:
-        assert isinstance(node, ast.ImportFrom) and node.module
-        for alias in node.names:
-            public = alias.asname or alias.name
-            seen[public] = (node.module if public == alias.name
-                            else f"{node.module}:{alias.name}")
+    for node in ast.parse(stub.read_text()).body:
+        if isinstance(node, ast.ImportFrom):
+            assert node.module
+            for alias in node.names:
+                assert alias.asname, "a stub re-exports explicitly: from X import Y as Y"
+                seen[alias.asname] = (node.module if alias.asname == alias.name
+                                      else f"{node.module}:{alias.name}")
     return seen
 
 
 def test_type_checkers_see_the_runtime_names() -> None:
-    assert type_checking_imports() == pagetrail._EXPORTS
+    assert stub_imports(INIT.with_suffix(".pyi")) == pagetrail._EXPORTS
+
+
+REPO = INIT.parent.parent.parent
+
+
+def test_every_stub_is_generated_from_its_exports() -> None:
+    """Each lazy-export module lists a name once (its _EXPORTS); the stubs type checkers read
+    are generated from it, and a stale or missing stub fails here."""
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "gen_exports.py"), "--check"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import gen_exports
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    modules = {path.relative_to(REPO).as_posix() for path in gen_exports.lazy_modules()}
+    assert {"src/pagetrail/__init__.py", "src/pagetrail/lab.py", "store/__init__.py",
+            "tools/scan/__init__.py"} <= modules
+    for relative in modules:
+        path = REPO / relative
+        assert stub_imports(path.with_suffix(".pyi")) == gen_exports.exports_of(path), relative
+        source = path.read_text()
+        assert "TYPE_CHECKING" not in source and "__all__ = [" in source, relative
+
+
+def test_a_stale_or_missing_stub_is_named(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import gen_exports
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    module = tmp_path / "__init__.py"
+    module.write_text((REPO / "tools" / "learning" / "__init__.py").read_text())
+    assert gen_exports.stale_stubs([module], write=False) == [module.with_suffix(".pyi")]
+    assert gen_exports.stale_stubs([module], write=True) == [module.with_suffix(".pyi")]
+    assert gen_exports.stale_stubs([module], write=False) == []
+    module.write_text(module.read_text().replace('"infer_aliases"', '"infer_alias"'))
+    assert gen_exports.stale_stubs([module], write=False) == [module.with_suffix(".pyi")]
+    assert "as infer_alias\n" in gen_exports.stub_text(module, gen_exports.exports_of(module))
 
 
 def test_the_facade_and_errors_are_documented() -> None:
@@ -105,8 +143,7 @@ def test_exported_members_are_the_documented_ones(package: str) -> None:
     assert exported == documented(package)
     members = {name for name in dir(module) if not name.startswith("_")
                and not inspect.ismodule(getattr(module, name))}
-    assert members - {"annotations", "version", "PackageNotFoundError", "lazy_getattr",
-                      "TYPE_CHECKING"} == exported
+    assert members - {"annotations", "version", "PackageNotFoundError", "lazy_getattr"} == exported
 
 
 def test_cli_only_tools_are_not_the_library_api() -> None:
@@ -114,7 +151,7 @@ def test_cli_only_tools_are_not_the_library_api() -> None:
 
     assert not set(pagetrail.lab.__all__) & set(pagetrail.__all__)
     for name in ("run_evaluation", "Testbed", "train_classifier", "ensure_pywb_venv",
-                 "evaluate_aliases"):
+                 "evaluate_aliases", "build_digest", "read_batch", "run_doctor", "check_summary"):
         assert name in pagetrail.lab.__all__ and not hasattr(pagetrail, name)
 
 
@@ -126,14 +163,7 @@ def test_lab_loads_lazily_and_type_checkers_see_its_names() -> None:
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             check=True, timeout=120).stdout.split()
     assert loaded == []
-    tree = ast.parse(Path(pagetrail.lab.__file__).read_text())
-    block = next(node for node in tree.body if isinstance(node, ast.If)
-                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
-    seen = {(alias.asname or alias.name): (node.module if not alias.asname
-                                           else f"{node.module}:{alias.name}")
-            for node in block.body if isinstance(node, ast.ImportFrom)
-            for alias in node.names}
-    assert seen == pagetrail.lab._EXPORTS
+    assert stub_imports(Path(pagetrail.lab.__file__).with_suffix(".pyi")) == pagetrail.lab._EXPORTS
     for name in pagetrail.lab.__all__:
         module_name, _, attribute = pagetrail.lab._EXPORTS[name].partition(":")
         assert getattr(pagetrail.lab, name) is getattr(importlib.import_module(module_name),

@@ -1,15 +1,19 @@
 """pagetrail — find where a dead web link went.
 
 `import pagetrail` is the Python API: the engine's functions (check, recover_link, archives,
-signature, tags, search, rank, related pages, scans, digests, watches, batches, workers, the
-store), its result models and its errors. The command line's own tools — evaluation, the
-testbed and its pywb archive, training the URL classifier, the alias evaluation — are
-`pagetrail.lab`'s. Only the names in `__all__` are public; the modules behind them (`pagetrail.tools`, `pagetrail.store`) may
+signature, tags, search, rank, related pages, watches, site scans, digests and their delivery,
+fixing links in files and text, the store), its result models, its errors and its settings.
+What only the command line uses — its summaries and report writers, the scanner and digest
+builders it drives, batch files and the job dispatcher, `doctor`, `config show`, the
+classifier and alias tools, evaluation and the testbed — is `pagetrail.lab`'s. Only the names
+in `__all__` are public; the modules behind them (`pagetrail.tools`, `pagetrail.store`) may
 move. The faces (`pagetrail.cli`, `pagetrail.server`, `pagetrail.bot`) import only this
-module, and import-linter keeps them so (pyproject `[tool.importlinter]`).
+module and `pagetrail.lab`, and import-linter keeps them so (pyproject `[tool.importlinter]`).
 
 Names load lazily (PEP 562): `import pagetrail` is cheap, and `pagetrail.recover_link`
-imports only the modules it needs, so a command's start-up pays for what it runs.
+imports only the modules it needs, so a command's start-up pays for what it runs. Each name
+is listed once, in `_EXPORTS`; type checkers read `__init__.pyi`, generated from it by
+`scripts/gen_exports.py`.
 This top-level package lives in `src/pagetrail/` rather than `pagetrail/` so that a
 checkout's root on `sys.path` (`python -m pytest`) never shadows the installed mapping.
 """
@@ -17,7 +21,6 @@ checkout's root on `sys.path` (`python -m pytest`) never shadows the installed m
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING
 
 from pagetrail._lazy import lazy_getattr
 
@@ -25,153 +28,6 @@ try:
     __version__ = version("pagetrail")
 except PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "0+unknown"
-
-if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by a test
-    from pagetrail.store.db import Store
-    from pagetrail.store.slack import SlackOAuthStores, slack_oauth_stores
-    from pagetrail.store.slack import channel_teams as slack_channel_teams
-    from pagetrail.store.slack import purge_expired_states as purge_expired_slack_states
-    from pagetrail.store.slack import remember_channel as remember_slack_channel
-    from pagetrail.tools.api import (
-        MAX_ARCHIVE_URLS,
-        MAX_RELATED,
-        add_watch,
-        archive_links,
-        archived_redirects,
-        check_link,
-        extract_signature,
-        fetch_memento,
-        get_tags,
-        list_captures,
-        list_watches,
-        migrate_store,
-        rank_candidates,
-        recent_recoveries,
-        recommend_archived,
-        record_pick,
-        recover_link,
-        refuse_local_url,
-        remove_watch,
-        run_worker,
-        scan_page,
-        search_engines,
-        search_web,
-        site_scan_status,
-        slim_recovery,
-        start_site_scan,
-        store_revisions,
-    )
-    from pagetrail.tools.content.dates import parse_date
-    from pagetrail.tools.doctor import Check as DoctorCheck
-    from pagetrail.tools.doctor import healthy as doctor_healthy
-    from pagetrail.tools.doctor import run_doctor
-    from pagetrail.tools.errors import (
-        ArchiveExcluded,
-        ArchiveUnavailable,
-        BadJobInput,
-        BrokerUnavailable,
-        ConfigError,
-        EngineUnavailable,
-        FetchFailed,
-        InvalidArgument,
-        InvalidDate,
-        InvalidURL,
-        JobFailed,
-        JobsStalled,
-        ModelMissing,
-        NoMemento,
-        PagetrailError,
-        RateLimited,
-        RefusedAddress,
-        StoreUnavailable,
-        UnsupportedContent,
-        WorldError,
-    )
-    from pagetrail.tools.extras import MissingExtra, missing_extra
-    from pagetrail.tools.fix.config import FixConfig, load_fix_config
-    from pagetrail.tools.fix.lychee import LycheeReportError
-    from pagetrail.tools.fix.lychee import read_lychee as read_lychee_report
-    from pagetrail.tools.fix.lychee import report_inputs as lychee_report_inputs
-    from pagetrail.tools.fix.report import render as render_fix_report
-    from pagetrail.tools.fix.run import FixReport, LinkVerdict, fix_paths
-    from pagetrail.tools.fix.run import Options as FixOptions
-    from pagetrail.tools.fix.text import TextCheck, TextLink, check_links_in_text
-    from pagetrail.tools.learning.aliases import DEFAULT_THRESHOLDS as DEFAULT_ALIAS_THRESHOLDS
-    from pagetrail.tools.learning.aliases import KnownMove, infer_aliases
-    from pagetrail.tools.learning.aliases import Thresholds as AliasThresholds
-    from pagetrail.tools.learning.classify import classify_url
-    from pagetrail.tools.linkcheck.check import summary_line as check_summary
-    from pagetrail.tools.models import (
-        ArchivedRedirect,
-        ArchiveResult,
-        Candidate,
-        CaptureResult,
-        CheckResult,
-        Document,
-        Drift,
-        EngineFailure,
-        Hit,
-        Hop,
-        Link,
-        Memento,
-        PickResult,
-        Query,
-        RankResult,
-        Recovery,
-        RelatedArchived,
-        RelatedResult,
-        RememberedRecovery,
-        Scores,
-        SearchResult,
-        Signature,
-        SiteScanJob,
-        Tag,
-        TagsResult,
-        Term,
-        UnreachableCandidate,
-        WatchChange,
-        WatchList,
-    )
-    from pagetrail.tools.net.logsafe import install_log_redaction
-    from pagetrail.tools.net.netcheck import NetworkDown
-    from pagetrail.tools.net.netguard import ensure_fetchable, origin_of
-    from pagetrail.tools.net.urls import same_url, validate_url
-    from pagetrail.tools.provenance import setting_sources
-    from pagetrail.tools.recovery.context import ProgressFn as RecoveryProgressFn
-    from pagetrail.tools.recovery.memory import moves_for_site
-    from pagetrail.tools.recovery.output import robust_link
-    from pagetrail.tools.recovery.output import summary_line as recovery_summary
-    from pagetrail.tools.scan.digest import (
-        ChannelDigest,
-        DigestLink,
-        ScanDigest,
-        build_digest,
-        period_of,
-        recover_confirmed,
-        recovery_plan,
-    )
-    from pagetrail.tools.scan.digest import captures_text as digest_captures_text
-    from pagetrail.tools.scan.digest import to_html as digest_html
-    from pagetrail.tools.scan.digest import to_json as digest_json
-    from pagetrail.tools.scan.digest import to_markdown as digest_markdown
-    from pagetrail.tools.scan.digest_delivery import DigestPoster, PostOutcome
-    from pagetrail.tools.scan.digest_delivery import post_due_digests as deliver_due_digests
-    from pagetrail.tools.scan.page import LinkStatus, PageScan
-    from pagetrail.tools.scan.scanner import ProgressFn as ScanProgressFn
-    from pagetrail.tools.scan.scanner import ScanOptions
-    from pagetrail.tools.scan.scanner import scan as scan_site
-    from pagetrail.tools.scan.trend import Trend, stored_trend
-    from pagetrail.tools.scan.trend import render_chart as render_trend_chart
-    from pagetrail.tools.settings import Settings, config_file, get_settings, mask_url
-    from pagetrail.tools.settings import configured_store as open_store
-    from pagetrail.tools.workers.batch import batch_format, read_batch, write_answers
-    from pagetrail.tools.workers.batch import failed as failed_jobs
-    from pagetrail.tools.workers.dispatch import (
-        configured_digest_runner,
-        get_dispatcher,
-        prepare_distributed,
-        scan_on_workers,
-    )
 
 
 # Public name → "module" (same attribute name) or "module:attribute".
@@ -254,7 +110,6 @@ _EXPORTS: dict[str, str] = {
     "WorldError": "pagetrail.tools.errors",
     "ModelMissing": "pagetrail.tools.errors",
     "MissingExtra": "pagetrail.tools.extras",
-    "missing_extra": "pagetrail.tools.extras",
     "RateLimited": "pagetrail.tools.errors",
     "EngineUnavailable": "pagetrail.tools.errors",
     "ArchiveExcluded": "pagetrail.tools.errors",
@@ -263,55 +118,23 @@ _EXPORTS: dict[str, str] = {
     # Settings
     "Settings": "pagetrail.tools.settings",
     "get_settings": "pagetrail.tools.settings",
-    "config_file": "pagetrail.tools.settings",
-    "mask_url": "pagetrail.tools.settings",
-    "setting_sources": "pagetrail.tools.provenance",
-    # Input: dates, URLs, the address guard
+    # Input: dates, URLs, the address guard's origin of a URL
     "parse_date": "pagetrail.tools.content.dates",
     "validate_url": "pagetrail.tools.net.urls",
-    "same_url": "pagetrail.tools.net.urls",
-    "ensure_fetchable": "pagetrail.tools.net.netguard",
     "origin_of": "pagetrail.tools.net.netguard",
-    # The whole recovery pipeline (unslimmed) and its one-line summaries
+    # The recovery's progress callback and its answer as a Robust Link
     "RecoveryProgressFn": "pagetrail.tools.recovery.context:ProgressFn",
-    "recovery_summary": "pagetrail.tools.recovery.output:summary_line",
     "robust_link": "pagetrail.tools.recovery.output",
-    "check_summary": "pagetrail.tools.linkcheck.check:summary_line",
-    # Scans and digests
-    "scan_site": "pagetrail.tools.scan.scanner:scan",
-    "ScanOptions": "pagetrail.tools.scan.scanner",
-    "ScanProgressFn": "pagetrail.tools.scan.scanner:ProgressFn",
+    # Digests of watched sites and their delivery (a face supplies the poster)
     "ChannelDigest": "pagetrail.tools.scan.digest",
     "DigestLink": "pagetrail.tools.scan.digest",
-    "ScanDigest": "pagetrail.tools.scan.digest",
-    "build_digest": "pagetrail.tools.scan.digest",
-    "recover_confirmed": "pagetrail.tools.scan.digest",
-    "recovery_plan": "pagetrail.tools.scan.digest",
     "digest_captures_text": "pagetrail.tools.scan.digest:captures_text",
-    "digest_html": "pagetrail.tools.scan.digest:to_html",
-    "digest_json": "pagetrail.tools.scan.digest:to_json",
-    "digest_markdown": "pagetrail.tools.scan.digest:to_markdown",
-    "Trend": "pagetrail.tools.scan.trend",
-    "render_trend_chart": "pagetrail.tools.scan.trend:render_chart",
     "stored_trend": "pagetrail.tools.scan.trend",
-    # Jobs: batch files, the dispatcher, the workers
-    "batch_format": "pagetrail.tools.workers.batch",
-    "read_batch": "pagetrail.tools.workers.batch",
-    "write_answers": "pagetrail.tools.workers.batch",
-    "failed_jobs": "pagetrail.tools.workers.batch:failed",
-    "get_dispatcher": "pagetrail.tools.workers.dispatch",
-    "scan_on_workers": "pagetrail.tools.workers.dispatch",
+    "period_of": "pagetrail.tools.scan.digest",
     "configured_digest_runner": "pagetrail.tools.workers.dispatch",
-    "prepare_distributed": "pagetrail.tools.workers.dispatch",
-    # URL topics (related pages; training and evaluating the classifier: pagetrail.lab)
-    "classify_url": "pagetrail.tools.learning.classify",
-    # Site aliases (rewrite rules learned from known moves)
-    "infer_aliases": "pagetrail.tools.learning.aliases",
-    "KnownMove": "pagetrail.tools.learning.aliases",
-    "AliasThresholds": "pagetrail.tools.learning.aliases:Thresholds",
-    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.learning.aliases:DEFAULT_THRESHOLDS",
-    # Logging
-    "install_log_redaction": "pagetrail.tools.net.logsafe",
+    "DigestPoster": "pagetrail.tools.scan.digest_delivery",
+    "PostOutcome": "pagetrail.tools.scan.digest_delivery",
+    "deliver_due_digests": "pagetrail.tools.scan.digest_delivery:post_due_digests",
     # The store
     "Store": "pagetrail.store.db",
     "open_store": "pagetrail.tools.settings:configured_store",
@@ -321,188 +144,18 @@ _EXPORTS: dict[str, str] = {
     "remember_slack_channel": "pagetrail.store.slack:remember_channel",
     "slack_channel_teams": "pagetrail.store.slack:channel_teams",
     "purge_expired_slack_states": "pagetrail.store.slack:purge_expired_states",
-    # Digest delivery (a face supplies the poster: tools.scan.digest_delivery.DigestPoster)
-    "DigestPoster": "pagetrail.tools.scan.digest_delivery",
-    "PostOutcome": "pagetrail.tools.scan.digest_delivery",
-    "deliver_due_digests": "pagetrail.tools.scan.digest_delivery:post_due_digests",
-    "period_of": "pagetrail.tools.scan.digest",
-    "moves_for_site": "pagetrail.tools.recovery.memory",
     # Fix links where they live (documents, the text an assistant writes)
     "fix_paths": "pagetrail.tools.fix.run",
     "FixOptions": "pagetrail.tools.fix.run:Options",
     "FixReport": "pagetrail.tools.fix.run",
     "LinkVerdict": "pagetrail.tools.fix.run",
     "render_fix_report": "pagetrail.tools.fix.report:render",
-    "read_lychee_report": "pagetrail.tools.fix.lychee:read_lychee",
-    "lychee_report_inputs": "pagetrail.tools.fix.lychee:report_inputs",
-    "LycheeReportError": "pagetrail.tools.fix.lychee",
     "check_links_in_text": "pagetrail.tools.fix.text",
     "TextCheck": "pagetrail.tools.fix.text",
     "TextLink": "pagetrail.tools.fix.text",
-    "FixConfig": "pagetrail.tools.fix.config",
-    "load_fix_config": "pagetrail.tools.fix.config",
-    # Health (`pagetrail doctor`)
-    "run_doctor": "pagetrail.tools.doctor",
-    "DoctorCheck": "pagetrail.tools.doctor:Check",
-    "doctor_healthy": "pagetrail.tools.doctor:healthy",
 }
 
-__all__ = [
-    "DEFAULT_ALIAS_THRESHOLDS",
-    "MAX_ARCHIVE_URLS",
-    "MAX_RELATED",
-    "AliasThresholds",
-    "ArchiveExcluded",
-    "ArchiveResult",
-    "ArchiveUnavailable",
-    "ArchivedRedirect",
-    "BadJobInput",
-    "BrokerUnavailable",
-    "Candidate",
-    "CaptureResult",
-    "ChannelDigest",
-    "CheckResult",
-    "ConfigError",
-    "DigestLink",
-    "DigestPoster",
-    "DoctorCheck",
-    "Document",
-    "Drift",
-    "EngineFailure",
-    "EngineUnavailable",
-    "FetchFailed",
-    "FixConfig",
-    "FixOptions",
-    "FixReport",
-    "Hit",
-    "Hop",
-    "InvalidArgument",
-    "InvalidDate",
-    "InvalidURL",
-    "JobFailed",
-    "JobsStalled",
-    "KnownMove",
-    "Link",
-    "LinkStatus",
-    "LinkVerdict",
-    "LycheeReportError",
-    "Memento",
-    "MissingExtra",
-    "ModelMissing",
-    "NetworkDown",
-    "NoMemento",
-    "PageScan",
-    "PagetrailError",
-    "PickResult",
-    "PostOutcome",
-    "Query",
-    "RankResult",
-    "RateLimited",
-    "Recovery",
-    "RecoveryProgressFn",
-    "RefusedAddress",
-    "RelatedArchived",
-    "RelatedResult",
-    "RememberedRecovery",
-    "ScanDigest",
-    "ScanOptions",
-    "ScanProgressFn",
-    "Scores",
-    "SearchResult",
-    "Settings",
-    "Signature",
-    "SiteScanJob",
-    "SlackOAuthStores",
-    "Store",
-    "StoreUnavailable",
-    "Tag",
-    "TagsResult",
-    "Term",
-    "TextCheck",
-    "TextLink",
-    "Trend",
-    "UnreachableCandidate",
-    "UnsupportedContent",
-    "WatchChange",
-    "WatchList",
-    "WorldError",
-    "__version__",
-    "add_watch",
-    "archive_links",
-    "archived_redirects",
-    "batch_format",
-    "build_digest",
-    "check_link",
-    "check_links_in_text",
-    "check_summary",
-    "classify_url",
-    "config_file",
-    "configured_digest_runner",
-    "deliver_due_digests",
-    "digest_captures_text",
-    "digest_html",
-    "digest_json",
-    "digest_markdown",
-    "doctor_healthy",
-    "ensure_fetchable",
-    "extract_signature",
-    "failed_jobs",
-    "fetch_memento",
-    "fix_paths",
-    "get_dispatcher",
-    "get_settings",
-    "get_tags",
-    "infer_aliases",
-    "install_log_redaction",
-    "list_captures",
-    "list_watches",
-    "load_fix_config",
-    "lychee_report_inputs",
-    "mask_url",
-    "migrate_store",
-    "missing_extra",
-    "moves_for_site",
-    "open_store",
-    "origin_of",
-    "parse_date",
-    "period_of",
-    "prepare_distributed",
-    "purge_expired_slack_states",
-    "rank_candidates",
-    "read_batch",
-    "read_lychee_report",
-    "recent_recoveries",
-    "recommend_archived",
-    "record_pick",
-    "recover_confirmed",
-    "recover_link",
-    "recovery_plan",
-    "recovery_summary",
-    "refuse_local_url",
-    "remember_slack_channel",
-    "remove_watch",
-    "render_fix_report",
-    "render_trend_chart",
-    "robust_link",
-    "run_doctor",
-    "run_worker",
-    "same_url",
-    "scan_on_workers",
-    "scan_page",
-    "scan_site",
-    "search_engines",
-    "search_web",
-    "setting_sources",
-    "site_scan_status",
-    "slack_channel_teams",
-    "slack_oauth_stores",
-    "slim_recovery",
-    "start_site_scan",
-    "store_revisions",
-    "stored_trend",
-    "validate_url",
-    "write_answers",
-]
+__all__ = ["__version__", *_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 # Import the module behind a public name on first use (and cache the name here).

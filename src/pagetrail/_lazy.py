@@ -1,9 +1,11 @@
-"""PEP 562 lazy exports, shared by `pagetrail` and `pagetrail.store`.
+"""PEP 562 lazy exports, shared by `pagetrail`, `pagetrail.lab`, the store and tools/' stages.
 
 A package lists its public names as ``name → "module"`` (same attribute name) or
 ``"module:attribute"``; a name is imported on first use and then cached in the package,
 so importing the package stays cheap (no SQLAlchemy, no engine) until a name is used.
 Imports nothing from pagetrail, so the store may use it without depending on the engine.
+The dict is the one list of a package's names: `__all__ = [*_EXPORTS]`, and the type stub
+beside the package (`__init__.pyi`) is generated from it by scripts/gen_exports.py.
 """
 
 from __future__ import annotations

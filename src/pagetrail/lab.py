@@ -3,80 +3,19 @@
 Evaluating the engine on testbed worlds, serving a testbed (and building its pywb archive),
 training and evaluating the URL topic classifier, and evaluating site aliases on FABLE's
 dataset: what `pagetrail eval`, `testbed`, `subset`, `demo`, `classify` and `aliases` use.
-A library user needs none of it; `import pagetrail` stays the API (tests/test_public_api.py
-keeps both lists equal to what docs/INTERFACES.md documents).
+And what the other commands need beside the library API: the one-line summaries, the site
+scanner and the digest builders and writers (`scan`, `digest`), batch files and the job
+dispatcher (`batch`, `worker`), `fix`'s lychee input and repository configuration,
+`doctor`, `config show`, log redaction and the missing-extra hint. A library user needs none of
+it; `import pagetrail` stays the API (tests/test_public_api.py keeps both lists equal to what
+docs/INTERFACES.md documents).
 
 Names load lazily (PEP 562), as in `pagetrail`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:  # what type checkers and IDEs see; kept equal to _EXPORTS by a test
-    from pagetrail.tools.content.uritokens import VARIANTS as URI_TOKEN_VARIANTS
-    from pagetrail.tools.eval.alias_eval import (
-        SWEEP_GRID as ALIAS_SWEEP_GRID,
-    )
-    from pagetrail.tools.eval.alias_eval import (
-        SWEEP_MIN_PRECISION as ALIAS_SWEEP_MIN_PRECISION,
-    )
-    from pagetrail.tools.eval.alias_eval import (
-        best_swept,
-        evaluate_aliases,
-        load_fable_dataset,
-    )
-    from pagetrail.tools.eval.eval_runner import (
-        EVAL_METHODS,
-        EngineChoice,
-        expand_methods,
-        run_evaluation,
-    )
-    from pagetrail.tools.eval.eval_runner import (
-        resolve_engine as resolve_eval_engine,
-    )
-    from pagetrail.tools.eval.evaluate import CaseResult
-    from pagetrail.tools.eval.evaluate import build_report as build_eval_report
-    from pagetrail.tools.eval.features import feature_rows as eval_feature_rows
-    from pagetrail.tools.eval.multiworld import (
-        NOWEB_ENGINES,
-        WorldRun,
-        build_multiworld_report,
-        void_reason,
-    )
-    from pagetrail.tools.learning.classify import (
-        DEFAULT_KIND as DEFAULT_CLASSIFIER_KIND,
-    )
-    from pagetrail.tools.learning.classify import (
-        DEFAULT_VARIANT as DEFAULT_CLASSIFIER_VARIANT,
-    )
-    from pagetrail.tools.learning.classify import (
-        MODEL_KINDS as CLASSIFIER_KINDS,
-    )
-    from pagetrail.tools.learning.classify import (
-        PAPER_TABLE6 as CLASSIFIER_PAPER_TABLE6,
-    )
-    from pagetrail.tools.learning.classify import (
-        evaluate as evaluate_classifier,
-    )
-    from pagetrail.tools.learning.classify import (
-        load_candidates as load_classifier_candidates,
-    )
-    from pagetrail.tools.learning.classify import (
-        load_examples as load_classifier_examples,
-    )
-    from pagetrail.tools.learning.classify import (
-        load_model as load_classifier,
-    )
-    from pagetrail.tools.learning.classify import (
-        train as train_classifier,
-    )
-    from pagetrail.tools.testbed.archive import ensure_pywb_venv, pywb_venv_path
-    from pagetrail.tools.testbed.runner import Testbed
-    from pagetrail.tools.testbed.subset import SubsetOptions, make_subset
-    from pagetrail.tools.testbed.world import World, load_world
 
 # Public name → "module" (same attribute name) or "module:attribute".
 _EXPORTS: dict[str, str] = {
@@ -121,44 +60,65 @@ _EXPORTS: dict[str, str] = {
     "best_swept": "pagetrail.tools.eval.alias_eval",
     "ALIAS_SWEEP_GRID": "pagetrail.tools.eval.alias_eval:SWEEP_GRID",
     "ALIAS_SWEEP_MIN_PRECISION": "pagetrail.tools.eval.alias_eval:SWEEP_MIN_PRECISION",
+
+    # The command line's summaries of a check and a recovery
+    "check_summary": "pagetrail.tools.linkcheck.check:summary_line",
+    "recovery_summary": "pagetrail.tools.recovery.output:summary_line",
+
+    # Site scans and digests as the command line runs and writes them
+    "scan_site": "pagetrail.tools.scan.scanner:scan",
+    "ScanOptions": "pagetrail.tools.scan.scanner",
+    "ScanProgressFn": "pagetrail.tools.scan.scanner:ProgressFn",
+    "ScanDigest": "pagetrail.tools.scan.digest",
+    "build_digest": "pagetrail.tools.scan.digest",
+    "recover_confirmed": "pagetrail.tools.scan.digest",
+    "recovery_plan": "pagetrail.tools.scan.digest",
+    "digest_html": "pagetrail.tools.scan.digest:to_html",
+    "digest_json": "pagetrail.tools.scan.digest:to_json",
+    "digest_markdown": "pagetrail.tools.scan.digest:to_markdown",
+    "Trend": "pagetrail.tools.scan.trend",
+    "render_trend_chart": "pagetrail.tools.scan.trend:render_chart",
+
+    # Jobs: batch files, the dispatcher, the workers
+    "batch_format": "pagetrail.tools.workers.batch",
+    "read_batch": "pagetrail.tools.workers.batch",
+    "write_answers": "pagetrail.tools.workers.batch",
+    "failed_jobs": "pagetrail.tools.workers.batch:failed",
+    "get_dispatcher": "pagetrail.tools.workers.dispatch",
+    "scan_on_workers": "pagetrail.tools.workers.dispatch",
+    "prepare_distributed": "pagetrail.tools.workers.dispatch",
+
+    # URL topics and site aliases (`classify`, `aliases`) and the moves a site is known for
+    "classify_url": "pagetrail.tools.learning.classify",
+    "infer_aliases": "pagetrail.tools.learning.aliases",
+    "KnownMove": "pagetrail.tools.learning.aliases",
+    "AliasThresholds": "pagetrail.tools.learning.aliases:Thresholds",
+    "DEFAULT_ALIAS_THRESHOLDS": "pagetrail.tools.learning.aliases:DEFAULT_THRESHOLDS",
+    "moves_for_site": "pagetrail.tools.recovery.memory",
+
+    # `pagetrail fix`'s lychee input and repository configuration
+    "read_lychee_report": "pagetrail.tools.fix.lychee:read_lychee",
+    "lychee_report_inputs": "pagetrail.tools.fix.lychee:report_inputs",
+    "LycheeReportError": "pagetrail.tools.fix.lychee",
+    "FixConfig": "pagetrail.tools.fix.config",
+    "load_fix_config": "pagetrail.tools.fix.config",
+
+    # Health (`pagetrail doctor`), settings shown (`config show`), logging, missing extras
+    "run_doctor": "pagetrail.tools.doctor",
+    "DoctorCheck": "pagetrail.tools.doctor:Check",
+    "doctor_healthy": "pagetrail.tools.doctor:healthy",
+    "config_file": "pagetrail.tools.settings",
+    "mask_url": "pagetrail.tools.settings",
+    "setting_sources": "pagetrail.tools.provenance",
+    "install_log_redaction": "pagetrail.tools.net.logsafe",
+    "missing_extra": "pagetrail.tools.extras",
+
+    # User URLs as the command line takes them
+    "same_url": "pagetrail.tools.net.urls",
+    "ensure_fetchable": "pagetrail.tools.net.netguard",
 }
 
-__all__ = [
-    "ALIAS_SWEEP_GRID",
-    "ALIAS_SWEEP_MIN_PRECISION",
-    "CLASSIFIER_KINDS",
-    "CLASSIFIER_PAPER_TABLE6",
-    "DEFAULT_CLASSIFIER_KIND",
-    "DEFAULT_CLASSIFIER_VARIANT",
-    "EVAL_METHODS",
-    "NOWEB_ENGINES",
-    "URI_TOKEN_VARIANTS",
-    "CaseResult",
-    "EngineChoice",
-    "SubsetOptions",
-    "Testbed",
-    "World",
-    "WorldRun",
-    "best_swept",
-    "build_eval_report",
-    "build_multiworld_report",
-    "ensure_pywb_venv",
-    "eval_feature_rows",
-    "evaluate_aliases",
-    "evaluate_classifier",
-    "expand_methods",
-    "load_classifier",
-    "load_classifier_candidates",
-    "load_classifier_examples",
-    "load_fable_dataset",
-    "load_world",
-    "make_subset",
-    "pywb_venv_path",
-    "resolve_eval_engine",
-    "run_evaluation",
-    "train_classifier",
-    "void_reason",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 __getattr__ = lazy_getattr("pagetrail.lab", _EXPORTS, globals())
 

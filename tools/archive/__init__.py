@@ -8,20 +8,7 @@ Modules: memento, spn.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.archive.memento import (
-        ArchiveEndpoint,
-        CaptureListings,
-        archived_redirects,
-        fetch_memento,
-        list_mementos,
-        parse_timestamp,
-    )
-    from pagetrail.tools.archive.spn import CaptureQueue, SavePageNow, credentials, say_no_keys_once
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -37,18 +24,7 @@ _EXPORTS: dict[str, str] = {
     "parse_timestamp": "pagetrail.tools.archive.memento",
     "say_no_keys_once": "pagetrail.tools.archive.spn",
 }
-__all__ = [
-    "ArchiveEndpoint",
-    "CaptureListings",
-    "CaptureQueue",
-    "SavePageNow",
-    "archived_redirects",
-    "credentials",
-    "fetch_memento",
-    "list_mementos",
-    "parse_timestamp",
-    "say_no_keys_once",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

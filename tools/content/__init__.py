@@ -10,67 +10,7 @@ Modules: dates, document, signature, similarity, terms, text, uritokens.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.content.dates import as_utc, parse_date, parse_timestamp
-    from pagetrail.tools.content.document import (
-        clip,
-        extract_links,
-        link_context,
-        looks_like_error_page,
-        parse_document,
-    )
-    from pagetrail.tools.content.signature import extract_signature
-    from pagetrail.tools.content.similarity import (
-        ReferenceModel,
-        Smoothing,
-        TermProbability,
-        TextProfile,
-        UrlFeatures,
-        clean_title,
-        compare_titles,
-        compare_urls,
-        content_filter,
-        cosine,
-        cosine_text,
-        dice,
-        fast_tokens,
-        jaccard,
-        norm,
-        profile_text,
-        resemblance,
-        shingle_resemblance,
-        shingle_set,
-        slug_tokens,
-        tf_vector,
-        title_similarity,
-        title_terms,
-        wordfreq_background,
-    )
-    from pagetrail.tools.content.terms import (
-        WordfreqBackground,
-        frequency_terms,
-        kld_terms,
-        text_terms,
-        url_terms,
-    )
-    from pagetrail.tools.content.text import content_terms, guess_language, stopwords, tokenize
-    from pagetrail.tools.content.uritokens import (
-        FILE_EXTENSION,
-        VARIANTS,
-        TokenOptions,
-        all_grams,
-        features,
-        path_tokens,
-        similarity_tokens,
-        slug_words,
-        split_uri,
-        uri_text,
-        word_tokens,
-    )
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -129,61 +69,7 @@ _EXPORTS: dict[str, str] = {
     "word_tokens": "pagetrail.tools.content.uritokens",
     "wordfreq_background": "pagetrail.tools.content.similarity",
 }
-__all__ = [
-    "FILE_EXTENSION",
-    "VARIANTS",
-    "ReferenceModel",
-    "Smoothing",
-    "TermProbability",
-    "TextProfile",
-    "TokenOptions",
-    "UrlFeatures",
-    "WordfreqBackground",
-    "all_grams",
-    "as_utc",
-    "clean_title",
-    "clip",
-    "compare_titles",
-    "compare_urls",
-    "content_filter",
-    "content_terms",
-    "cosine",
-    "cosine_text",
-    "dice",
-    "extract_links",
-    "extract_signature",
-    "fast_tokens",
-    "features",
-    "frequency_terms",
-    "guess_language",
-    "jaccard",
-    "kld_terms",
-    "link_context",
-    "looks_like_error_page",
-    "norm",
-    "parse_date",
-    "parse_document",
-    "parse_timestamp",
-    "path_tokens",
-    "profile_text",
-    "resemblance",
-    "shingle_resemblance",
-    "shingle_set",
-    "similarity_tokens",
-    "slug_tokens",
-    "slug_words",
-    "split_uri",
-    "stopwords",
-    "text_terms",
-    "tf_vector",
-    "title_similarity",
-    "title_terms",
-    "tokenize",
-    "uri_text",
-    "url_terms",
-    "word_tokens",
-    "wordfreq_background",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

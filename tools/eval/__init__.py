@@ -10,26 +10,7 @@ multiworld (several worlds: each, mean, worst), recording (the runner's recordin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.eval.alias_eval import (
-        SWEEP_GRID,
-        SWEEP_MIN_PRECISION,
-        best_swept,
-        evaluate_aliases,
-        load_fable_dataset,
-    )
-    from pagetrail.tools.eval.eval_runner import (
-        EVAL_METHODS,
-        EngineChoice,
-        expand_methods,
-        resolve_engine,
-        run_evaluation,
-    )
-    from pagetrail.tools.eval.evaluate import CaseResult, build_report
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -47,20 +28,7 @@ _EXPORTS: dict[str, str] = {
     "resolve_engine": "pagetrail.tools.eval.eval_runner",
     "run_evaluation": "pagetrail.tools.eval.eval_runner",
 }
-__all__ = [
-    "EVAL_METHODS",
-    "SWEEP_GRID",
-    "SWEEP_MIN_PRECISION",
-    "CaseResult",
-    "EngineChoice",
-    "best_swept",
-    "build_report",
-    "evaluate_aliases",
-    "expand_methods",
-    "load_fable_dataset",
-    "resolve_engine",
-    "run_evaluation",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -8,14 +8,7 @@ Modules: anchor, queryplan, tags.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.evidence.anchor import anchor_info
-    from pagetrail.tools.evidence.queryplan import METHOD_ALIASES, QueryEvidence, plan_queries
-    from pagetrail.tools.evidence.tags import get_tags
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -26,13 +19,7 @@ _EXPORTS: dict[str, str] = {
     "get_tags": "pagetrail.tools.evidence.tags",
     "plan_queries": "pagetrail.tools.evidence.queryplan",
 }
-__all__ = [
-    "METHOD_ALIASES",
-    "QueryEvidence",
-    "anchor_info",
-    "get_tags",
-    "plan_queries",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -16,19 +16,7 @@ Sits above the facade (tools.api): it recovers through the recovery and check jo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.fix.config import FixConfig, Rules, load_fix_config
-    from pagetrail.tools.fix.extract import FORMATS, extract_links, format_of
-    from pagetrail.tools.fix.lychee import LycheeReportError, read_lychee
-    from pagetrail.tools.fix.markers import marked_links
-    from pagetrail.tools.fix.report import render
-    from pagetrail.tools.fix.run import FixReport, LinkVerdict, Options, fix_paths
-    from pagetrail.tools.fix.spans import LinkSpan
-    from pagetrail.tools.fix.text import TextCheck, TextLink, check_links_in_text
 
 _EXPORTS: dict[str, str] = {
     "FORMATS": "pagetrail.tools.fix.extract",
@@ -50,26 +38,7 @@ _EXPORTS: dict[str, str] = {
     "read_lychee": "pagetrail.tools.fix.lychee",
     "render": "pagetrail.tools.fix.report",
 }
-__all__ = [
-    "FORMATS",
-    "FixConfig",
-    "FixReport",
-    "LinkSpan",
-    "LinkVerdict",
-    "LycheeReportError",
-    "Options",
-    "Rules",
-    "TextCheck",
-    "TextLink",
-    "check_links_in_text",
-    "extract_links",
-    "fix_paths",
-    "format_of",
-    "load_fix_config",
-    "marked_links",
-    "read_lychee",
-    "render",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

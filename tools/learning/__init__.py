@@ -10,13 +10,7 @@ Imports the layers below the recovery (content, archive, net) and nothing of it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.learning.aliases import KnownMove, infer_aliases
-    from pagetrail.tools.learning.related import recommend_archived
 
 # name → defining module, imported on first use (the classifier's libraries are heavy).
 _EXPORTS: dict[str, str] = {
@@ -24,7 +18,7 @@ _EXPORTS: dict[str, str] = {
     "infer_aliases": "pagetrail.tools.learning.aliases",
     "recommend_archived": "pagetrail.tools.learning.related",
 }
-__all__ = ["KnownMove", "infer_aliases", "recommend_archived"]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 

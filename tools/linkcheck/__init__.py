@@ -10,21 +10,7 @@ Modules: check, drift, hostprobe, linkstate, redirects, walls.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.linkcheck.check import check_link, observe_error, summary_line
-    from pagetrail.tools.linkcheck.drift import detect_drift, drift_sentence
-    from pagetrail.tools.linkcheck.hostprobe import SiblingProber, assess, judge, may_need_sibling
-    from pagetrail.tools.linkcheck.linkstate import (
-        LinkState,
-        Policy,
-        advance,
-        earliest_confirmation,
-        since,
-    )
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -44,22 +30,7 @@ _EXPORTS: dict[str, str] = {
     "since": "pagetrail.tools.linkcheck.linkstate",
     "summary_line": "pagetrail.tools.linkcheck.check",
 }
-__all__ = [
-    "LinkState",
-    "Policy",
-    "SiblingProber",
-    "advance",
-    "assess",
-    "check_link",
-    "detect_drift",
-    "drift_sentence",
-    "earliest_confirmation",
-    "judge",
-    "may_need_sibling",
-    "observe_error",
-    "since",
-    "summary_line",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -11,26 +11,7 @@ Modules: bulkfetch, fetch, logsafe, netcheck, netguard, politeness, urls.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.net.bulkfetch import BulkFetcher
-    from pagetrail.tools.net.fetch import Fetcher, Response, detect_charset, retry_after_seconds
-    from pagetrail.tools.net.logsafe import install_log_redaction
-    from pagetrail.tools.net.netguard import ensure_fetchable, origin_of, refuse_local_host
-    from pagetrail.tools.net.politeness import HostLimiter, shared_limiter
-    from pagetrail.tools.net.urls import (
-        endpoint_url,
-        host_of,
-        host_variants,
-        normalize_url,
-        same_url,
-        site_of,
-        validate_url,
-        without_userinfo,
-    )
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -55,27 +36,7 @@ _EXPORTS: dict[str, str] = {
     "validate_url": "pagetrail.tools.net.urls",
     "without_userinfo": "pagetrail.tools.net.urls",
 }
-__all__ = [
-    "BulkFetcher",
-    "Fetcher",
-    "HostLimiter",
-    "Response",
-    "detect_charset",
-    "endpoint_url",
-    "ensure_fetchable",
-    "host_of",
-    "host_variants",
-    "install_log_redaction",
-    "normalize_url",
-    "origin_of",
-    "refuse_local_host",
-    "retry_after_seconds",
-    "same_url",
-    "shared_limiter",
-    "site_of",
-    "validate_url",
-    "without_userinfo",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

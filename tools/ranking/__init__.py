@@ -8,22 +8,7 @@ Modules: rank, textref (the page's text against the link's own words).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.ranking.rank import (
-        CALIBRATION_FILE,
-        Calibration,
-        CandidateEvidence,
-        Reference,
-        exact_url_key,
-        features,
-        fit_calibration,
-        is_moved,
-        rank_candidates,
-    )
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -38,17 +23,7 @@ _EXPORTS: dict[str, str] = {
     "is_moved": "pagetrail.tools.ranking.rank",
     "rank_candidates": "pagetrail.tools.ranking.rank",
 }
-__all__ = [
-    "CALIBRATION_FILE",
-    "Calibration",
-    "CandidateEvidence",
-    "Reference",
-    "exact_url_key",
-    "features",
-    "fit_calibration",
-    "is_moved",
-    "rank_candidates",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -14,23 +14,7 @@ sibling_redirects.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.recovery.context import Budget, ProgressFn
-    from pagetrail.tools.recovery.memory import (
-        add_watch,
-        list_watches,
-        moves_for_site,
-        record_pick,
-        remove_watch,
-        watched_channels,
-    )
-    from pagetrail.tools.recovery.output import robust_anchor, robust_link, summary_line
-    from pagetrail.tools.recovery.pipeline import recover
-    from pagetrail.tools.recovery.route import recover_link
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -49,21 +33,7 @@ _EXPORTS: dict[str, str] = {
     "summary_line": "pagetrail.tools.recovery.output",
     "watched_channels": "pagetrail.tools.recovery.memory",
 }
-__all__ = [
-    "Budget",
-    "ProgressFn",
-    "add_watch",
-    "list_watches",
-    "moves_for_site",
-    "record_pick",
-    "recover",
-    "recover_link",
-    "remove_watch",
-    "robust_anchor",
-    "robust_link",
-    "summary_line",
-    "watched_channels",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -8,44 +8,7 @@ Modules: digest, digest_delivery, driftwatch, page, scanner, trend.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.scan.digest import (
-        ChannelDigest,
-        DigestLink,
-        DigestRecovery,
-        ScanDigest,
-        build_digest,
-        period_of,
-        recover_confirmed,
-        recovery_plan,
-        run_digests,
-        to_html,
-        to_json,
-        to_markdown,
-    )
-    from pagetrail.tools.scan.digest_delivery import DigestPoster, PostOutcome, post_due_digests
-    from pagetrail.tools.scan.page import LinkStatus, PageScan, scan_page
-    from pagetrail.tools.scan.scanner import (
-        MAX_PROBLEMS,
-        PageDone,
-        PageProblem,
-        ProgressFn,
-        RobotsRules,
-        Scanner,
-        ScanOptions,
-        complete,
-        is_same_site,
-        resolve_target,
-        scan,
-        summarize,
-        utc_now,
-        write_records,
-    )
-    from pagetrail.tools.scan.trend import Trend, render_chart, stored_trend
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -86,43 +49,7 @@ _EXPORTS: dict[str, str] = {
     "utc_now": "pagetrail.tools.scan.scanner",
     "write_records": "pagetrail.tools.scan.scanner",
 }
-__all__ = [
-    "MAX_PROBLEMS",
-    "ChannelDigest",
-    "DigestLink",
-    "DigestPoster",
-    "DigestRecovery",
-    "LinkStatus",
-    "PageDone",
-    "PageProblem",
-    "PageScan",
-    "PostOutcome",
-    "ProgressFn",
-    "RobotsRules",
-    "ScanDigest",
-    "ScanOptions",
-    "Scanner",
-    "Trend",
-    "build_digest",
-    "complete",
-    "is_same_site",
-    "period_of",
-    "post_due_digests",
-    "recover_confirmed",
-    "recovery_plan",
-    "render_chart",
-    "resolve_target",
-    "run_digests",
-    "scan",
-    "scan_page",
-    "stored_trend",
-    "summarize",
-    "to_html",
-    "to_json",
-    "to_markdown",
-    "utc_now",
-    "write_records",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -11,22 +11,7 @@ configuration, sending), keys (job kinds and keys).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pagetrail._lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from pagetrail.tools.workers.batch import batch_format, failed, read_batch, write_answers
-    from pagetrail.tools.workers.celery_app import app
-    from pagetrail.tools.workers.dispatch import (
-        CeleryDispatcher,
-        InProcessDispatcher,
-        configured_digest_runner,
-        get_dispatcher,
-        prepare_distributed,
-        scan_on_workers,
-    )
-    from pagetrail.tools.workers.jobs import job_key
 
 # name → defining module, imported on first use: the stages import each other's
 # modules, and eager re-exports here would turn that into import cycles.
@@ -44,20 +29,7 @@ _EXPORTS: dict[str, str] = {
     "scan_on_workers": "pagetrail.tools.workers.dispatch",
     "write_answers": "pagetrail.tools.workers.batch",
 }
-__all__ = [
-    "CeleryDispatcher",
-    "InProcessDispatcher",
-    "app",
-    "batch_format",
-    "configured_digest_runner",
-    "failed",
-    "get_dispatcher",
-    "job_key",
-    "prepare_distributed",
-    "read_batch",
-    "scan_on_workers",
-    "write_answers",
-]
+__all__ = [*_EXPORTS]  # each public name is listed once, in _EXPORTS
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
