@@ -40,7 +40,9 @@ def test_a_sure_live_candidate_is_the_answer_and_the_archived_copy_a_fallback():
     assert recovery.candidates[-1].confidence == policy.ARCHIVED_AS_FALLBACK
 
 
-def test_below_the_line_the_archived_copy_is_the_answer():
+def test_below_the_line_the_archived_copy_is_the_answer(monkeypatch: pytest.MonkeyPatch):
+    # the ranked line (the learned one decides on its own features: test_learned_confidence)
+    monkeypatch.setattr(policy, "LEARNED_CONFIDENCE", False)
     recovery = _answer([_live(policy.RECOMMEND_AT - 0.01)], MEMENTO)
     assert recovery.answer == "archived"
     assert recovery.candidates[-1].confidence == policy.ARCHIVED_AS_ANSWER
@@ -49,6 +51,7 @@ def test_below_the_line_the_archived_copy_is_the_answer():
 def test_a_weak_anchor_without_an_archived_copy_recommends_nothing():
     recovery = _answer([_live(0.99)], None, WEAK)
     assert recovery.answer == "none" and "too weak" in recovery.reason
+    assert "answer_probability" not in recovery.evidence  # the learned line is not asked
     assert recovery.candidates[0].confidence == policy.WEAK_ANCHOR_CLAMP
     # with an archived copy to verify against, the same anchor is no reason to clamp
     assert _answer([_live(0.99)], MEMENTO, WEAK).answer == "moved"

@@ -64,3 +64,31 @@ def test_cdx_api(archive, testbed, tiny_world):
 def test_uncaptured_url_has_no_mementos(archive, testbed, tiny_world):
     response = archive.get(f"{testbed.archive_url}/timemap/link/{tiny_world.moved_to}")
     assert 'rel="memento"' not in response.text
+
+
+async def test_pywb_takes_another_port_when_its_chosen_one_was_taken(tiny_world, tmp_path,
+                                                                     monkeypatch):
+    """A port chosen free can be bound by another process (a parallel test worker) before
+    pywb binds it: pywb is started again on another port, and answers from its own."""
+    import socket
+
+    from pagetrail.tools.testbed import archive as archive_mod
+    from pagetrail.tools.testbed.world import load_world
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    ports = iter([taken.getsockname()[1]])
+    real_free_port = archive_mod.free_port
+    monkeypatch.setattr(archive_mod, "free_port",
+                        lambda host="127.0.0.1": next(ports, None) or real_free_port(host))
+    pywb = archive_mod.PywbArchive(load_world(tiny_world.path), tmp_path / "pywb")
+    try:
+        await pywb.start()
+        assert pywb.running and pywb.port != taken.getsockname()[1]
+        async with httpx.AsyncClient(trust_env=False) as client:
+            answer = await client.get(f"{pywb.collection_url}/cdx?url=example.invalid/")
+        assert answer.status_code < 500
+    finally:
+        pywb.stop()
+        taken.close()

@@ -89,7 +89,8 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
                   for c in ranked]
     top = ranked[0] if ranked else None
     deciding, line = top.confidence if top else None, policy.RECOMMEND_AT
-    if top is not None and policy.LEARNED_CONFIDENCE:
+    # The weak-anchor rule holds under the learned line too: nothing is said then.
+    if top is not None and policy.LEARNED_CONFIDENCE and not weak_anchor:
         try:
             deciding, line = learned_confidence(url, ranked, memento is not None)
             evidence["answer_probability"] = round(deciding, 4)

@@ -48,6 +48,11 @@ PYWB_REQUIREMENT = "pywb==2.10.0"
 PYWB_EXTRAS = ("PySocks==1.7.1",)
 READY_MARKER = ".pagetrail-ready"
 STARTUP_SECONDS = 60.0
+# A port chosen free may be bound by another process before pywb binds it (parallel test
+# workers, evaluations): tried again on another port this many times.
+PORT_ATTEMPTS = 3
+# How long after its first answer pywb must still be running for the answer to be its own.
+BIND_GRACE_SECONDS = 0.3
 CONFIG_YAML = """\
 # written by pagetrail's testbed runner
 enable_memento: true
@@ -199,16 +204,29 @@ class PywbArchive:
         env = dict(os.environ)
         if self.socks_port:
             env.update(SOCKS_HOST=self.host, SOCKS_PORT=str(self.socks_port))
-        self.port = self.port or free_port(self.host)
-        with open(self._log_path, "wb") as log_file:
-            self._process = subprocess.Popen(
-                [str(venv / "bin" / "wayback"), "-b", self.host, "-p", str(self.port),
-                 "-d", str(self.workdir)],
-                cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=log_file,
-                stderr=subprocess.STDOUT, start_new_session=True, env=env,
-                preexec_fn=_die_with_parent,
-            )
-        await self._wait_until_answering()
+        chosen = not self.port  # a port of our own choosing may be taken meanwhile: retried
+        for attempt in range(PORT_ATTEMPTS if chosen else 1):
+            if chosen:
+                self.port = free_port(self.host)
+            with open(self._log_path, "wb") as log_file:
+                self._process = subprocess.Popen(
+                    [str(venv / "bin" / "wayback"), "-b", self.host, "-p", str(self.port),
+                     "-d", str(self.workdir)],
+                    cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=log_file,
+                    stderr=subprocess.STDOUT, start_new_session=True, env=env,
+                    preexec_fn=_die_with_parent,
+                )
+            try:
+                await self._wait_until_answering()
+            except ArchiveUnavailable:
+                if attempt + 1 < (PORT_ATTEMPTS if chosen else 1) and self._port_taken():
+                    log.warning("pywb: port %s was taken meanwhile; another port", self.port)
+                    continue
+                raise
+            return
+
+    def _port_taken(self) -> bool:
+        return "Address already in use" in self._log_tail()
 
     async def _run_tool(self, *command: str | Path) -> None:
         process = await asyncio.create_subprocess_exec(
@@ -228,12 +246,20 @@ class PywbArchive:
                     raise ArchiveUnavailable(f"pywb exited: {self._log_tail()}")
                 with contextlib.suppress(httpx.HTTPError):
                     response = await client.get(probe)
-                    if response.status_code < 500:
+                    if response.status_code < 500 and await self._still_ours():
                         return
                 await asyncio.sleep(0.1)
         self.stop()
         raise ArchiveUnavailable(f"pywb did not answer within {STARTUP_SECONDS:.0f}s: "
                                  f"{self._log_tail()}")
+
+    async def _still_ours(self) -> bool:
+        """The answer came from our pywb, not from another process's on a port taken
+        meanwhile: ours has not exited (a failed bind ends it at once) a moment later."""
+        await asyncio.sleep(BIND_GRACE_SECONDS)
+        if self._process is not None and self._process.poll() is not None:
+            raise ArchiveUnavailable(f"pywb exited: {self._log_tail()}")
+        return True
 
     def _log_tail(self) -> str:
         with contextlib.suppress(OSError):
