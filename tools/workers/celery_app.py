@@ -264,7 +264,15 @@ def _run_task(task: JobTask, kind: JobKind, items: list[dict[str, Any]]) -> int:
     else:
         _deliveries().finished(task_id)
         return done
-    error = f"{type(failure).__name__}: {failure}"
+    _failed_for_good(kind, items, task_id, f"{type(failure).__name__}: {failure}")
+    failure.pagetrail_recorded = True  # type: ignore[attr-defined]
+    raise failure
+
+
+def _failed_for_good(kind: JobKind, items: list[dict[str, Any]], task_id: str,
+                     error: str) -> None:
+    """Record the job as failed (then it is acknowledged: never delivered again); a fault
+    of our own while recording puts it back instead."""
     log.error("job %s %s failed for good: %s", kind, task_id, error)
     try:
         record_failure(kind, items, error)
@@ -273,24 +281,15 @@ def _run_task(task: JobTask, kind: JobKind, items: list[dict[str, Any]]) -> int:
             raise put_back(kind, task_id, exc) from exc
         raise
     _deliveries().finished(task_id)
-    failure.pagetrail_recorded = True  # type: ignore[attr-defined]
-    raise failure
 
 
 def _give_up(kind: JobKind, items: list[dict[str, Any]], task_id: str, times: int,
              reason: str) -> int:
     """A job delivered MAX_DELIVERIES times without an outcome: recorded as failed (with why
     it kept coming back) and acknowledged, not run again."""
-    error = (f"delivered {times} times without an outcome, given up: "
-             f"{reason or 'its worker was lost while running it'}")
-    log.error("job %s %s failed for good: %s", kind, task_id, error)
-    try:
-        record_failure(kind, items, error)
-    except TRANSIENT as exc:
-        if is_fault(exc):
-            raise put_back(kind, task_id, exc) from exc
-        raise
-    _deliveries().finished(task_id)
+    _failed_for_good(kind, items, task_id,
+                     f"delivered {times} times without an outcome, given up: "
+                     f"{reason or 'its worker was lost while running it'}")
     return 0
 
 
