@@ -151,8 +151,9 @@ def recommend_line() -> dict[str, Any]:
         try:
             return {"recommended_by": "learned answer probability",
                     "recommend_at": learned.shipped_model().recommend_at}
-        except ModelMissing:
-            pass
+        except ModelMissing as exc:  # the report says so, as each answer's failures do
+            return {"recommended_by": f"ranked confidence ({exc.code}: {exc})",
+                    "recommend_at": policy.RECOMMEND_AT}
     return {"recommended_by": "ranked confidence", "recommend_at": policy.RECOMMEND_AT}
 
 

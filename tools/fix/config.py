@@ -16,6 +16,7 @@ change on a CI runner.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -148,14 +149,9 @@ class FixConfig:
 # ------------------------------------------------------------------ pure helpers
 
 
-_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
-
-
+@functools.lru_cache(maxsize=1024)  # a pattern is compiled once, however many links it meets
 def _compiled(regex: str) -> re.Pattern[str]:
-    found = _REGEX_CACHE.get(regex)
-    if found is None:
-        found = _REGEX_CACHE[regex] = re.compile(regex)
-    return found
+    return re.compile(regex)
 
 
 def _relative(path: Path, base: Path | None) -> str:
