@@ -42,7 +42,7 @@ def test_a_sure_live_candidate_is_the_answer_and_the_archived_copy_a_fallback():
 
 def test_below_the_line_the_archived_copy_is_the_answer(monkeypatch: pytest.MonkeyPatch):
     # the ranked line (the learned one decides on its own features: test_learned_confidence)
-    monkeypatch.setattr(policy, "LEARNED_CONFIDENCE", False)
+    monkeypatch.setattr(policy, "LEARNED_ANSWER", False)
     recovery = _answer([_live(policy.RECOMMEND_AT - 0.01)], MEMENTO)
     assert recovery.answer == "archived"
     assert recovery.candidates[-1].confidence == policy.ARCHIVED_AS_ANSWER

@@ -187,6 +187,12 @@ class Scores(BaseModel):
     listing: float = 0.0  # how much the page is a list of links (policy.listing_degree)
     offshoot: bool = False  # the dead address plus words, no direct evidence (offshoots)
     text_shortfall: float = 0.0  # how far its text is behind the best other's (textref)
+    # Set when the learned ranking re-ordered the list (ranking.learned, recovery.answer): its
+    # probability that this is the right page, and what the hand ranking said (so an eval's
+    # rows train again on the hand ranking's view: `learned.hand_order`).
+    learned: float | None = None
+    hand_confidence: float | None = None
+    hand_rank: int | None = None
 
 
 class Candidate(BaseModel):

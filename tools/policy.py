@@ -117,21 +117,25 @@ OFFSHOOT_NAME_CHARS = 4
 # (log-odds 0).
 RECOMMEND_AT = 0.5
 
-# The learned answer confidence (issue #39; `ranking.learned`, trained by
-# bench/train_confidence.py across worlds): when on, the top live candidate is recommended
-# when the model's calibrated probability that it is the right page reaches the model's own
-# line (`LEARNED_MODEL_FILE`'s recommend_at, chosen by the training for an error target of 1 %
-# of dead cases in every world), instead of its ranked confidence reaching RECOMMEND_AT.
-# On: on nine held-out mutated worlds (four made after the model was fitted) it raised
-# answered right (mean 0.551 → 0.705, worst 0.475 → 0.676) and never added a wrong answer
-# (wrong, mean 0.95 % → 0.66 % of dead cases, worst 1.76 % → 1.08 %: the hand line's own 3
-# of 278 in one world); leave-worlds-out on dev, dev2 and dev3 it added at most one wrong
-# answer a world (≤ 0.44 %). Success@1 does not change: only what is said does. If the model
-# cannot be read, the answer names it (failure "confidence") and the ranked line decides.
-LEARNED_CONFIDENCE = True
-# The model file's format version (`ranking.learned` refuses a file of another).
-LEARNED_MODEL_FORMAT = 1
-LEARNED_MODEL_FILE = Path(__file__).parent / "ranking" / "data" / "confidence_model.json"
+# The learned ranking and answer (issue #39; `ranking.learned`, trained by
+# bench/train_ranking.py across worlds): when on, the hand ranking's first LEARNED_DEPTH live
+# candidates are re-ordered by the ranking model's probability that each is the right page, and
+# the new first is recommended when the answer model's calibrated probability reaches the
+# model's own line (`LEARNED_MODEL_FILE`'s recommend_at, chosen by the training for an error
+# target of 1 % of dead cases in every world), instead of its hand confidence reaching
+# RECOMMEND_AT. Measured on mutated worlds made after the model: docs/evaluation.md. If the
+# model cannot be read, the answer names it (failure "confidence") and the hand ranking decides.
+LEARNED_ANSWER = True
+# How many of the hand ranking's candidates the learned ranking re-orders: the hand list has
+# the right page in its first 10 in 0.90–0.97 of cases (success@10), and the ranking model is
+# trained on exactly those places.
+LEARNED_DEPTH = 10
+# Log-odds fed to the answer model are clipped here (a probability of 0 or 1 stays finite).
+LEARNED_LOGIT_CLIP = 8.0
+# The model file's format version (`ranking.learned` refuses a file of another): 2 holds the
+# ranking and the answer model (1 held an answer confidence alone).
+LEARNED_MODEL_FORMAT = 2
+LEARNED_MODEL_FILE = Path(__file__).parent / "ranking" / "data" / "answer_model.json"
 
 # What the evaluator calls a confident answer ("confidently wrong" when it is not expected):
 # the same line the pipeline recommends from, so the two can never disagree (the evaluator

@@ -141,15 +141,15 @@ def bands(outcomes: Iterable[Outcome]) -> list[dict[str, Any]]:
 
 
 def recommend_line() -> dict[str, Any]:
-    """What an answer is recommended from: the learned probability that the top candidate
-    is right at the model's line (policy.LEARNED_CONFIDENCE), else the ranked confidence at
-    RECOMMEND_AT (also when the model cannot be read: the pipeline falls back the same way)."""
-    if policy.LEARNED_CONFIDENCE:
+    """What an answer is recommended from: the learned ranking's answer probability at the
+    model's line (policy.LEARNED_ANSWER), else the hand ranking's confidence at RECOMMEND_AT
+    (also when the model cannot be read: the pipeline falls back the same way)."""
+    if policy.LEARNED_ANSWER:
         from pagetrail.tools.errors import ModelMissing
         from pagetrail.tools.ranking import learned
 
         try:
-            return {"recommended_by": "learned answer probability",
+            return {"recommended_by": "learned ranking's answer probability",
                     "recommend_at": learned.shipped_model().recommend_at}
         except ModelMissing as exc:  # the report says so, as each answer's failures do
             return {"recommended_by": f"ranked confidence ({exc.code}: {exc})",

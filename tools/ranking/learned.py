@@ -1,19 +1,22 @@
-"""A confidence learned across worlds: the probability that the top candidate is the right page
-(pure functions, no I/O but reading the shipped model file).
+"""A ranking and an answer confidence learned across worlds (pure functions, no I/O but
+reading the shipped model file).
 
 One implementation of the candidate's feature vector serves training (`bench/
-train_confidence.py`, from `pagetrail eval --features` rows) and inference (`recovery.answer`,
-from the ranked `Candidate`s): `candidate_features` reads a candidate *in its list* — the
-ranker's component scores, its confidence, rank and margin over the next one, whether an
-archived copy was found, the methods that found it, and how its address aligns with the dead
-one (`url_alignment`). Every feature is generic: no host, word or migration family of any
-world is named here.
+train_ranking.py`, from `pagetrail eval --features` rows) and inference (`recovery.answer`,
+from the ranked `Candidate`s): `candidate_features` reads a candidate *in the hand ranking's
+list* — the ranker's component scores, its confidence, place and margin over the next one,
+whether an archived copy was found, the methods that found it, and how its address aligns with
+the dead one (`url_alignment`). Every feature is generic: no host, word or migration family of
+any world is named here.
 
-The model is a small JSON file (`data/confidence_model.json`): a logistic regression or the
-trees of a small gradient-boosting model, evaluated here in pure Python, followed by a
-calibration fitted on leave-worlds-out predictions (Platt's sigmoid or isotonic regression,
-stored as points joined linearly), the recommend line chosen from
-that calibration for a stated error rate, and the model's provenance.
+The model is one small JSON file (`data/answer_model.json`, `AnswerModel`) of two parts:
+- the *ranking* model: boosted trees giving each of the hand ranking's first `depth`
+  candidates the probability that it is the right page; the candidates are re-ordered by it;
+- the *answer* model: a logistic regression over the new first candidate's features and the
+  first and second ranking log-odds (`answer_features`), calibrated (Platt's sigmoid, stored
+  as points joined linearly) on leave-worlds-out predictions: the probability that the answer
+  is right. The recommend line is chosen from that calibration for a stated error rate.
+Both are evaluated here in pure Python; the file also holds the training's provenance.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from pagetrail.tools.errors import ModelMissing
 from pagetrail.tools.net.urls import canonical_host, site_of
 
 MODEL_FORMAT = policy.LEARNED_MODEL_FORMAT
+DEPTH = policy.LEARNED_DEPTH
+LOGIT_CLIP = policy.LEARNED_LOGIT_CLIP
 MODEL_FILE = policy.LEARNED_MODEL_FILE
 
 # The pipeline's method labels (`models.Candidate.methods`): how a candidate was found.
@@ -56,18 +61,35 @@ class Listed:
     scores: Mapping[str, Any] = field(default_factory=dict)
 
 
+def _hand_confidence(confidence: float, scores: Mapping[str, Any]) -> float:
+    hand = scores.get("hand_confidence")
+    return float(confidence if hand is None else hand)
+
+
 def listed_from_record(record: Mapping[str, Any]) -> Listed:
-    """A `pagetrail eval --features` row (or any mapping with the same keys) as `Listed`."""
-    return Listed(url=str(record["url"]), confidence=float(record["confidence"]),
-                  methods=tuple(record.get("methods") or ()),
-                  scores=dict(record.get("scores") or {}))
+    """A `pagetrail eval --features` row (or any mapping with the same keys) as `Listed`, with
+    the hand ranking's confidence (an eval run with the learned ranking keeps it in scores)."""
+    scores = dict(record.get("scores") or {})
+    return Listed(url=str(record["url"]),
+                  confidence=_hand_confidence(float(record["confidence"]), scores),
+                  methods=tuple(record.get("methods") or ()), scores=scores)
 
 
 def listed_from_candidate(candidate: Any) -> Listed:
     """A `models.Candidate` as `Listed` (its scores as the eval's rows record them)."""
-    return Listed(url=candidate.url, confidence=float(candidate.confidence),
-                  methods=tuple(candidate.methods),
-                  scores=candidate.scores.model_dump(mode="json"))
+    scores = candidate.scores.model_dump(mode="json")
+    return Listed(url=candidate.url,
+                  confidence=_hand_confidence(float(candidate.confidence), scores),
+                  methods=tuple(candidate.methods), scores=scores)
+
+
+def hand_order(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """One case's feature rows in the hand ranking's order (an eval run with the learned
+    ranking keeps each row's hand rank in scores), whatever order the eval listed them in."""
+    def place(record: Mapping[str, Any]) -> int:
+        hand = (record.get("scores") or {}).get("hand_rank")
+        return int(record["rank"] if hand is None else hand)
+    return sorted(records, key=place)
 
 
 # ------------------------------------------------------------------ URL alignment
@@ -244,7 +266,7 @@ def vector(features: Mapping[str, float], names: Sequence[str] = FEATURES) -> li
     return [float(features[name]) for name in names]
 
 
-# ------------------------------------------------------------------ the model
+# ------------------------------------------------------------------ the models
 
 
 def _as_float32(value: float) -> float:
@@ -282,12 +304,21 @@ class Tree:
                    value=tuple(float(v) for v in data["value"]))
 
 
+def sigmoid(raw: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, raw))))
+
+
+def logit(probability: float) -> float:
+    """Log-odds, clipped at ±LOGIT_CLIP (a probability of 0 or 1 stays finite)."""
+    p = min(max(probability, 1e-12), 1.0 - 1e-12)
+    return max(-LOGIT_CLIP, min(LOGIT_CLIP, math.log(p / (1.0 - p))))
+
+
 @dataclass(frozen=True)
-class ConfidenceModel:
-    """A raw score (logistic log-odds, or boosted trees' log-odds) and its calibration (a
-    non-decreasing piecewise-linear map, clipped at its ends: isotonic regression's points or
-    Platt's sigmoid sampled); `recommend_at` is the calibrated line chosen for
-    `provenance['error_target']`."""
+class Scorer:
+    """A raw score (logistic log-odds over standardised features, or boosted trees' log-odds)
+    and its calibration (a non-decreasing piecewise-linear map, clipped at its ends: Platt's
+    sigmoid sampled, or isotonic regression's points; none: the logistic link)."""
 
     kind: str  # "logistic" | "boosting"
     features: tuple[str, ...]
@@ -299,8 +330,6 @@ class ConfidenceModel:
     trees: tuple[Tree, ...] = ()
     calibration_x: tuple[float, ...] = ()
     calibration_y: tuple[float, ...] = ()
-    recommend_at: float = 0.5
-    provenance: Mapping[str, Any] = field(default_factory=dict)
 
     def raw(self, x: Sequence[float]) -> float:
         if self.kind == "logistic":
@@ -313,8 +342,8 @@ class ConfidenceModel:
 
     def calibrate(self, raw: float) -> float:
         xs, ys = self.calibration_x, self.calibration_y
-        if not xs:  # uncalibrated: the logistic link
-            return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, raw))))
+        if not xs:
+            return sigmoid(raw)
         if raw <= xs[0]:
             return ys[0]
         if raw >= xs[-1]:
@@ -327,33 +356,28 @@ class ConfidenceModel:
         return ys[low] + share * (ys[high] - ys[low])
 
     def probability(self, features: Mapping[str, float]) -> float:
-        """The calibrated probability that this candidate, at the top, is the right page."""
         return self.calibrate(self.raw(vector(features, self.features)))
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"format": MODEL_FORMAT, "kind": self.kind,
-                                "features": list(self.features), "intercept": self.intercept}
+        data: dict[str, Any] = {"kind": self.kind, "features": list(self.features),
+                                "intercept": self.intercept}
         if self.kind == "logistic":
             data.update(coefficients=list(self.coefficients), means=list(self.means),
                         scales=list(self.scales))
         else:
             data.update(learning_rate=self.learning_rate,
                         trees=[t.to_json() for t in self.trees])
-        data.update(calibration={"x": list(self.calibration_x), "y": list(self.calibration_y)},
-                    recommend_at=self.recommend_at, provenance=dict(self.provenance))
+        data["calibration"] = {"x": list(self.calibration_x), "y": list(self.calibration_y)}
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ConfidenceModel:
-        if data.get("format") != MODEL_FORMAT:
-            raise ValueError(f"confidence model format {data.get('format')!r}, "
-                             f"expected {MODEL_FORMAT}")
+    def from_json(cls, data: Mapping[str, Any], known: Sequence[str]) -> Scorer:
         names = tuple(str(n) for n in data["features"])
-        unknown = sorted(set(names) - set(FEATURES))
+        unknown = sorted(set(names) - set(known))
         if unknown:
-            raise ValueError(f"confidence model names unknown features: {', '.join(unknown)}")
+            raise ValueError(f"the model names unknown features: {', '.join(unknown)}")
         calibration = data.get("calibration") or {}
-        return cls(
+        scorer = cls(
             kind=str(data["kind"]), features=names, intercept=float(data["intercept"]),
             coefficients=tuple(float(v) for v in data.get("coefficients", ())),
             means=tuple(float(v) for v in data.get("means", ())),
@@ -361,35 +385,109 @@ class ConfidenceModel:
             learning_rate=float(data.get("learning_rate", 0.0)),
             trees=tuple(Tree.from_json(t) for t in data.get("trees", ())),
             calibration_x=tuple(float(v) for v in calibration.get("x", ())),
-            calibration_y=tuple(float(v) for v in calibration.get("y", ())),
-            recommend_at=float(data["recommend_at"]),
-            provenance=dict(data.get("provenance") or {}))
+            calibration_y=tuple(float(v) for v in calibration.get("y", ())))
+        if scorer.kind not in ("logistic", "boosting"):
+            raise ValueError(f"unknown model kind {scorer.kind!r}")
+        return scorer
 
 
-def load_model(path: Path = MODEL_FILE) -> ConfidenceModel:
+# ------------------------------------------------------------------ the answer
+
+
+def answer_features(first: Mapping[str, float], probabilities: Sequence[float]) -> dict[str, float]:
+    """The answer model's input: the new first candidate's features (read in the hand list)
+    and the ranking model's log-odds of the first and second candidates in the new order."""
+    ordered = sorted(probabilities, reverse=True)
+    top = logit(ordered[0]) if ordered else -LOGIT_CLIP
+    second = logit(ordered[1]) if len(ordered) > 1 else -LOGIT_CLIP
+    return {**first, "learned_first": top, "learned_second": second,
+            "learned_gap": top - second}
+
+
+ANSWER_FEATURES: tuple[str, ...] = tuple(answer_features(dict.fromkeys(FEATURES, 0.0), [0.5]))
+
+
+@dataclass(frozen=True)
+class AnswerModel:
+    """The shipped pair: the ranking model and the answer model, the depth the ranking
+    re-orders, the recommend line (`provenance['error_target']`) and the provenance."""
+
+    ranking: Scorer
+    answer: Scorer
+    depth: int = DEPTH
+    recommend_at: float = 0.5
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": MODEL_FORMAT, "depth": self.depth, "recommend_at": self.recommend_at,
+                "ranking": self.ranking.to_json(), "answer": self.answer.to_json(),
+                "provenance": dict(self.provenance)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AnswerModel:
+        if data.get("format") != MODEL_FORMAT:
+            raise ValueError(f"model format {data.get('format')!r}, expected {MODEL_FORMAT}")
+        depth = int(data["depth"])
+        if depth < 1:
+            raise ValueError(f"depth {depth}: the ranking re-orders at least one candidate")
+        return cls(ranking=Scorer.from_json(data["ranking"], FEATURES),
+                   answer=Scorer.from_json(data["answer"], ANSWER_FEATURES),
+                   depth=depth, recommend_at=float(data["recommend_at"]),
+                   provenance=dict(data.get("provenance") or {}))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the models make of a hand-ranked list: `order`, the hand list's indices in the new
+    order (the first `depth` re-ordered, the rest after them as they were); `probabilities`,
+    the ranking model's for each of the re-ordered ones, in the new order; `answer`, the
+    calibrated probability that the new first is the right page; `recommend_at`, the line."""
+
+    order: tuple[int, ...]
+    probabilities: tuple[float, ...]
+    answer: float
+    recommend_at: float
+
+
+def rank_order(probabilities: Sequence[float]) -> list[int]:
+    """Indices by probability, highest first; ties keep the hand ranking's order."""
+    return sorted(range(len(probabilities)), key=lambda i: (-probabilities[i], i))
+
+
+def decide(dead_url: str, ranked: Sequence[Listed], *, archived_copy: bool,
+           model: AnswerModel | None = None) -> Decision:
+    """Re-order the hand ranking's first `depth` candidates by the ranking model and give the
+    new first's answer probability. `ranked`: the live candidates in the hand ranking's order
+    (at least one)."""
+    if not ranked:
+        raise ValueError("decide needs at least one candidate")
+    model = model or shipped_model()
+    head = range(min(model.depth, len(ranked)))
+    features = [candidate_features(dead_url, ranked, i, archived_copy=archived_copy)
+                for i in head]
+    probabilities = [model.ranking.probability(f) for f in features]
+    order = rank_order(probabilities)
+    first = features[order[0]]
+    answer = model.answer.probability(answer_features(first, probabilities))
+    return Decision(order=(*order, *range(len(features), len(ranked))),
+                    probabilities=tuple(probabilities[i] for i in order),
+                    answer=answer, recommend_at=model.recommend_at)
+
+
+def load_model(path: Path = MODEL_FILE) -> AnswerModel:
     """The model in `path`. ModelMissing (named, one line) when it cannot be read: missing,
     not JSON, or not a model of this format."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
-        return ConfidenceModel.from_json(data)
+        return AnswerModel.from_json(data)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ModelMissing(f"the answer-confidence model {path} cannot be read: "
+        raise ModelMissing(f"the learned ranking model {path} cannot be read: "
                            f"{type(exc).__name__}: {exc}") from None
 
 
 @functools.cache
-def shipped_model() -> ConfidenceModel:
+def shipped_model() -> AnswerModel:
     """The model shipped in the package (read once a process)."""
     return load_model(MODEL_FILE)
-
-
-def top_probability(dead_url: str, ranked: Sequence[Listed], *, archived_copy: bool,
-                    model: ConfidenceModel | None = None) -> float | None:
-    """The calibrated probability that `ranked[0]` is the right page (None: no candidate)."""
-    if not ranked:
-        return None
-    model = model or shipped_model()
-    return model.probability(candidate_features(dead_url, ranked, 0,
-                                                archived_copy=archived_copy))

@@ -88,13 +88,14 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
         ranked = [c.model_copy(update={"confidence": policy.weak_anchor_confidence(c.confidence)})
                   for c in ranked]
     top = ranked[0] if ranked else None
-    deciding, line = top.confidence if top else None, policy.RECOMMEND_AT
-    # The weak-anchor rule holds under the learned line too: nothing is said then.
-    if top is not None and policy.LEARNED_CONFIDENCE and not weak_anchor:
+    deciding, line = (top.confidence if top else None), policy.RECOMMEND_AT
+    # The weak-anchor rule holds under the learned ranking too: nothing is said then.
+    if top is not None and policy.LEARNED_ANSWER and not weak_anchor:
         try:
-            deciding, line = learned_confidence(url, ranked, memento is not None)
+            ranked, deciding, line = learned_ranking(url, ranked, memento is not None)
+            top = ranked[0]
             evidence["answer_probability"] = round(deciding, 4)
-        except ModelMissing as exc:  # said in the answer; the ranked confidence decides
+        except ModelMissing as exc:  # said in the answer; the hand ranking decides
             found.fail(EngineFailure(engine="confidence", error=f"{exc.code}: {exc}"),
                        once="equal")
     candidates = list(ranked)
@@ -123,13 +124,34 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
     )
 
 
-def learned_confidence(url: str, ranked: list[Candidate], archived_copy: bool) -> tuple[float, float]:
-    """The learned probability that the top candidate is the right page, and the model's
-    recommend line (policy.LEARNED_CONFIDENCE)."""
-    model = learned.shipped_model()
-    listed = [learned.listed_from_candidate(c) for c in ranked]
-    probability = learned.top_probability(url, listed, archived_copy=archived_copy, model=model)
-    return (probability or 0.0), model.recommend_at
+def learned_ranking(url: str, ranked: list[Candidate],
+                    archived_copy: bool) -> tuple[list[Candidate], float, float]:
+    """The hand-ranked live candidates re-ordered by the learned ranking (policy.LEARNED_ANSWER),
+    the new first's answer probability and the model's recommend line. Each re-ordered
+    candidate's confidence is its learned probability (the first's: the answer probability),
+    never above the one before it; its scores keep what the hand ranking said."""
+    decision = learned.decide(url, [learned.listed_from_candidate(c) for c in ranked],
+                              archived_copy=archived_copy)
+    out: list[Candidate] = []
+    ceiling = decision.answer
+    for place, index in enumerate(decision.order):
+        candidate = ranked[index]
+        probability = (decision.probabilities[place] if place < len(decision.probabilities)
+                       else None)
+        own = decision.answer if place == 0 else (
+            probability if probability is not None else candidate.confidence)
+        confidence = min(own, ceiling)
+        ceiling = confidence
+        evidence = candidate.evidence
+        if place == 0 and index != 0:
+            evidence += (f"; the learned ranking put it first (the hand ranking had it at "
+                         f"place {index + 1})")
+        out.append(candidate.model_copy(update={
+            "confidence": round(confidence, 4), "evidence": evidence,
+            "scores": candidate.scores.model_copy(update={
+                "learned": None if probability is None else round(probability, 4),
+                "hand_confidence": candidate.confidence, "hand_rank": index + 1})}))
+    return out, decision.answer, decision.recommend_at
 
 
 # EngineFailure kinds that are not a search engine failing to answer: a backend behind a

@@ -1,0 +1,516 @@
+"""Train the learned ranking and answer across worlds, validated leave-worlds-out.
+
+    python bench/train_ranking.py train FEATURES.jsonl [FEATURES.jsonl ...]
+        [--out tools/ranking/data/answer_model.json] [--folds family|world]
+        [--error-target 0.01] [--seed 0] [--world-root DIR ...] [--dry-run]
+    python bench/train_ranking.py measure FEATURES.jsonl REPORT.json [--model FILE]
+
+Each FEATURES file is one world's `pagetrail eval WORLD --features FILE` (method `full`), named
+WORLD.features.jsonl; REPORT.json (for `measure`) is that eval's `--json` report. The rows are
+read in the hand ranking's order with its confidences (`learned.hand_order`: an eval run with
+the learned ranking keeps them), so any eval's rows train again. Every dead case whose answer
+the answer step decides (`recovery.answer.for_dead`: moved, replacement, archived or none) is
+used: its first `depth` live candidates, each with its features
+(`ranking.learned.candidate_features`, the code inference runs) and its label, "this is the
+right page"; a gone case's candidates are all wrong.
+
+`train`:
+1. the ranking model: boosted trees over every candidate's features. Out-of-fold
+   probabilities by fold (`--folds`: families of worlds — worlds made from the same cases, a
+   mutated world and its source, dev and dev2 — by default, so a held-out fold's sites were
+   never seen; or single worlds), each fold predicted by a model fitted on the others;
+2. the answer model: each case re-ordered by its out-of-fold probabilities, the new first's
+   `learned.answer_features`, a logistic regression; its own out-of-fold scores (same folds)
+   calibrated by Platt's sigmoid; the recommend line is the lowest calibrated probability at
+   which no world's out-of-fold answers are wrong for more than `--error-target` of its decided
+   dead cases;
+3. the shipped models fitted on every world, written as JSON with the provenance: the worlds
+   and their seeds, the parameters, the out-of-fold scores and the table printed (per world,
+   out of fold: success@1 hand → learned, answered right / wrong at the hand line →
+   at the learned line).
+
+`measure`: one world's eval re-decided by the models — success@1, answered right and answered
+wrong with the hand ranking at its line and with the learned ranking at the model's line, the
+calibration bands — and `mismatch`: decided cases whose re-decision does not give the answer
+the eval gave (0 when the eval ran with this model: the integration's check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.ensemble import GradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import brier_score_loss, roc_auc_score
+
+from pagetrail.tools import policy
+from pagetrail.tools.ranking import learned
+
+DECIDED = frozenset({"moved", "replacement", "archived", "none"})  # answers for_dead gives
+SCORED = frozenset({"moved", "replacement"})
+BOOSTING = {"n_estimators": 150, "max_depth": 3, "learning_rate": 0.1, "subsample": 0.8,
+            "min_samples_leaf": 20}
+LOGISTIC_C = 0.3
+PLATT_POINTS = 256
+BANDS = ((0.0, 0.1), (0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0))
+
+
+class UsageError(Exception):
+    """Input the command cannot train or measure on (named, exit 2)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One decided dead case: its first `depth` live candidates in the hand ranking's order."""
+
+    world: str
+    family: str  # worlds made from the same cases share one
+    case: str
+    scored: bool  # a right live page exists (moved / replacement)
+    answer: str  # what the eval answered
+    hand_confidence: float  # the hand ranking's first candidate's
+    features: tuple[Mapping[str, float], ...]
+    right: tuple[bool, ...]
+
+    @property
+    def x(self) -> np.ndarray:
+        return np.array([learned.vector(f) for f in self.features])
+
+
+def world_name(path: Path) -> str:
+    name = path.name
+    for suffix in (".features.jsonl", ".jsonl"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise UsageError(f"{path}:{number}: not a feature row (a JSON object)")
+            missing = [k for k in ("case", "dead_url", "rank", "url", "confidence",
+                                   "expect_kind", "answer", "right") if k not in row]
+            if missing:
+                raise UsageError(f"{path}:{number}: a feature row without {', '.join(missing)}")
+            rows.append(row)
+    return rows
+
+
+def cases_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """Method `full`'s rows by case, each case's in the eval's order."""
+    by_case: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        if row.get("method", "full") == "full":
+            by_case.setdefault(str(row["case"]), []).append(row)
+    for case_rows in by_case.values():
+        case_rows.sort(key=lambda r: int(r["rank"]))
+    return by_case
+
+
+def decided(case_rows: Sequence[Mapping[str, Any]]) -> bool:
+    first = case_rows[0]
+    return first["expect_kind"] != "alive" and first["answer"] in DECIDED
+
+
+def listed(case_rows: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]],
+                                                          list[learned.Listed]]:
+    hand = learned.hand_order(case_rows)
+    return hand, [learned.listed_from_record(r) for r in hand]
+
+
+def examples(world: str, rows: Iterable[Mapping[str, Any]], family: str = "",
+             depth: int = policy.LEARNED_DEPTH) -> list[Case]:
+    out = []
+    for case, case_rows in cases_of(rows).items():
+        if not decided(case_rows):
+            continue
+        hand, ranked = listed(case_rows)
+        archived = bool(hand[0]["archived_copy_found"])
+        head = range(min(depth, len(ranked)))
+        out.append(Case(
+            world=world, family=family or world, case=case,
+            scored=hand[0]["expect_kind"] in SCORED, answer=str(hand[0]["answer"]),
+            hand_confidence=ranked[0].confidence,
+            features=tuple(learned.candidate_features(str(hand[0]["dead_url"]), ranked, i,
+                                                      archived_copy=archived) for i in head),
+            right=tuple(bool(hand[i]["right"]) for i in head)))
+    return out
+
+
+# ------------------------------------------------------------------ fitting
+
+
+def fit_booster(data: Sequence[Case], seed: int) -> tuple[GradientBoostingClassifier,
+                                                          learned.Scorer]:
+    """The boosted trees over every candidate, fitted, and as the pure evaluator's scorer
+    (uncalibrated: the logistic link)."""
+    xs = np.vstack([c.x for c in data])
+    ys = np.array([r for c in data for r in c.right])
+    booster = GradientBoostingClassifier(random_state=seed, **BOOSTING).fit(xs, ys)
+    trees = []
+    for estimator in booster.estimators_[:, 0]:
+        tree = estimator.tree_
+        trees.append(learned.Tree(
+            feature=tuple(int(f) for f in tree.feature),
+            threshold=tuple(float(t) for t in tree.threshold),
+            left=tuple(int(n) for n in tree.children_left),
+            right=tuple(int(n) for n in tree.children_right),
+            value=tuple(float(v) for v in tree.value[:, 0, 0])))
+    lr = float(booster.learning_rate)
+    # the prior's log-odds: the decision function less the trees' sum, at any point
+    intercept = float(booster.decision_function(xs[:1])[0]) - lr * sum(
+        t.predict(list(xs[0])) for t in trees)
+    scorer = learned.Scorer(kind="boosting", features=learned.FEATURES, intercept=intercept,
+                            learning_rate=lr, trees=tuple(trees))
+    return booster, scorer
+
+
+def fit_ranking(data: Sequence[Case], seed: int) -> learned.Scorer:
+    return fit_booster(data, seed)[1]
+
+
+def fit_answer(xs: np.ndarray, ys: np.ndarray) -> learned.Scorer:
+    means = xs.mean(axis=0)
+    scales = np.array(xs.std(axis=0))
+    scales[scales == 0] = 1.0
+    model = LogisticRegression(C=LOGISTIC_C, max_iter=5000).fit((xs - means) / scales, ys)
+    return learned.Scorer(
+        kind="logistic", features=learned.ANSWER_FEATURES, intercept=float(model.intercept_[0]),
+        coefficients=tuple(float(c) for c in model.coef_[0]),
+        means=tuple(float(m) for m in means), scales=tuple(float(s) for s in scales))
+
+
+def platt(raw: np.ndarray, ys: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Platt's sigmoid fitted on (raw score, label), sampled finely over the scores seen."""
+    fitted = LogisticRegression(C=1e6, max_iter=1000).fit(raw.reshape(-1, 1), ys)
+    xs = np.linspace(raw.min() - 1.0, raw.max() + 1.0, PLATT_POINTS)
+    ps = fitted.predict_proba(xs.reshape(-1, 1))[:, 1]
+    return tuple(float(v) for v in xs), tuple(float(v) for v in ps)
+
+
+def fold_of(data: Sequence[Case], by: str) -> list[str]:
+    """Each case's fold: its family (or world, `by`), else — too few — five folds of cases."""
+    keys = [c.family if by == "family" else c.world for c in data]
+    if len(set(keys)) > 1:
+        return keys
+    return [f"cases{i % 5}" for i in range(len(data))]
+
+
+def out_of_fold_ranking(data: Sequence[Case], folds: Sequence[str],
+                        seed: int) -> list[np.ndarray]:
+    out: list[np.ndarray] = [np.zeros(0)] * len(data)
+    for fold in sorted(set(folds)):
+        # scikit-learn's own prediction: equal to the pure evaluator's (a test checks it)
+        booster, _ = fit_booster([c for c, f in zip(data, folds, strict=True) if f != fold],
+                                 seed)
+        for i, f in enumerate(folds):
+            if f == fold:
+                out[i] = booster.predict_proba(data[i].x)[:, 1]
+    return out
+
+
+def answer_rows(data: Sequence[Case],
+                probabilities: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Each case's answer-model input from its ranking probabilities, the label (the new
+    first is right) and the new first's index in the hand list."""
+    xs, ys, firsts = [], [], []
+    for case, p in zip(data, probabilities, strict=True):
+        first = learned.rank_order(list(p))[0]
+        xs.append(learned.vector(learned.answer_features(case.features[first], list(p)),
+                                 learned.ANSWER_FEATURES))
+        ys.append(case.right[first])
+        firsts.append(first)
+    return np.array(xs), np.array(ys), firsts
+
+
+def out_of_fold_answer(xs: np.ndarray, ys: np.ndarray, folds: Sequence[str]) -> np.ndarray:
+    raw = np.zeros(len(ys))
+    keys = np.array(folds)
+    for fold in sorted(set(folds)):
+        held = keys == fold
+        scorer = fit_answer(xs[~held], ys[~held])
+        raw[held] = [scorer.raw(x) for x in xs[held]]
+    return raw
+
+
+# ------------------------------------------------------------------ answers
+
+
+def told(data: Sequence[Case], says: Sequence[bool],
+         right: Sequence[bool]) -> dict[str, dict[str, int]]:
+    """Per world: scored cases answered right, dead cases answered wrong, decided dead cases."""
+    out: dict[str, dict[str, int]] = {}
+    for case, said, is_right in zip(data, says, right, strict=True):
+        figures = out.setdefault(case.world, {"right": 0, "wrong": 0, "dead": 0, "scored": 0})
+        figures["dead"] += 1
+        figures["scored"] += int(case.scored)
+        if said and is_right:
+            figures["right"] += int(case.scored)
+        elif said:
+            figures["wrong"] += 1
+    return out
+
+
+def choose_line(data: Sequence[Case], probability: np.ndarray, right: Sequence[bool],
+                target: float) -> float:
+    """The lowest line at which no world's answers are wrong for more than `target` of its
+    decided dead cases (the highest probability seen + a hair when none is safe)."""
+    for line in sorted(set(float(p) for p in probability)):
+        figures = told(data, list(probability >= line), right)
+        if all(f["wrong"] <= target * f["dead"] for f in figures.values()):
+            return line
+    return float(probability.max()) + 1e-6
+
+
+def scores(ys: np.ndarray, probability: np.ndarray) -> dict[str, float]:
+    auc = roc_auc_score(ys, probability) if 0 < ys.sum() < len(ys) else float("nan")
+    return {"auc": round(float(auc), 4),
+            "brier": round(float(brier_score_loss(ys, probability)), 4)}
+
+
+def world_table(data: Sequence[Case], firsts: Sequence[int], probability: np.ndarray,
+                line: float) -> list[dict[str, Any]]:
+    """Per world, out of fold: success@1 hand → learned (of scored cases in the decided set),
+    answered right / wrong at the hand line → at the learned line."""
+    hand_says = [policy.recommends(c.hand_confidence) for c in data]
+    hand_right = [c.right[0] if c.right else False for c in data]
+    learned_right = [c.right[f] if c.right else False for c, f in zip(data, firsts, strict=True)]
+    off = told(data, hand_says, hand_right)
+    on = told(data, list(probability >= line), learned_right)
+    table = []
+    for world in dict.fromkeys(c.world for c in data):
+        idx = [i for i, c in enumerate(data) if c.world == world]
+        scored = [i for i in idx if data[i].scored]
+        table.append({
+            "world": world, "family": data[idx[0]].family, "decided": len(idx),
+            "scored": len(scored),
+            "success_at_1_hand": round(sum(hand_right[i] for i in scored) / max(1, len(scored)), 4),
+            "success_at_1_learned": round(sum(learned_right[i] for i in scored)
+                                          / max(1, len(scored)), 4),
+            "right_hand": off[world]["right"], "right_learned": on[world]["right"],
+            "wrong_hand": off[world]["wrong"], "wrong_learned": on[world]["wrong"]})
+    return table
+
+
+# ------------------------------------------------------------------ commands
+
+
+def families(cases: Mapping[str, set[str]]) -> dict[str, str]:
+    """Worlds made from the same cases (half their dead URLs or more in common: a mutated
+    world keeps its source's dead URLs; dev2 is dev's web) form one family, named after its
+    first world: holding out a world while its twin is trained on would measure nothing."""
+    family: dict[str, str] = {}
+    for world, urls in cases.items():
+        family[world] = next((family[other] for other, known in cases.items()
+                              if other in family
+                              and len(urls & known) >= 0.5 * min(len(urls), len(known))),
+                             world)
+    return family
+
+
+def load(paths: Sequence[Path]) -> tuple[list[Case], list[str]]:
+    rows_of: dict[str, list[dict[str, Any]]] = {}
+    for path in paths:
+        world = world_name(path)
+        if world in rows_of:
+            raise UsageError(f"world {world} given twice")
+        rows_of[world] = read_rows(path)
+    family = families({w: {str(r["dead_url"]) for r in rows} for w, rows in rows_of.items()})
+    data: list[Case] = []
+    for path, (world, rows) in zip(paths, rows_of.items(), strict=True):
+        found = examples(world, rows, family[world])
+        if not found:
+            raise UsageError(f"{path}: no decided case of method 'full'")
+        data.extend(found)
+    return data, list(rows_of)
+
+
+def provenance_of(worlds: Sequence[str], roots: Sequence[Path]) -> list[dict[str, Any]]:
+    out = []
+    for world in worlds:
+        item: dict[str, Any] = {"world": world}
+        for root in roots:
+            mutation = root / world / "MUTATION.json"
+            if mutation.is_file():
+                meta = json.loads(mutation.read_text(encoding="utf-8"))
+                item.update({k: meta.get(k) for k in ("source", "seed", "drop_archive",
+                                                      "drop_source")})
+                break
+        out.append(item)
+    return out
+
+
+def print_table(table: Sequence[Mapping[str, Any]]) -> None:
+    print("| world (family) | success@1 hand → learned | answered right hand → learned "
+          "(of scored) | answered wrong hand → learned (of decided dead) |")
+    print("|---|---:|---:|---:|")
+    for r in table:
+        print(f"| {r['world']} ({r['family']}) | {r['success_at_1_hand']} → "
+              f"{r['success_at_1_learned']} | {r['right_hand']} → {r['right_learned']} of "
+              f"{r['scored']} | {r['wrong_hand']} → {r['wrong_learned']} of {r['decided']} |")
+
+
+def train(args: argparse.Namespace) -> int:
+    data, worlds = load(args.features)
+    if len(worlds) < 3:
+        raise UsageError("give at least 3 worlds (leave-worlds-out needs them)")
+    folds = fold_of(data, args.folds)
+    n_candidates = sum(len(c.right) for c in data)
+    print(f"{len(data)} decided cases, {n_candidates} candidates, {len(worlds)} worlds, "
+          f"{len(set(folds))} folds ({args.folds}), {len(learned.FEATURES)} features",
+          file=sys.stderr)
+    oof_rank = out_of_fold_ranking(data, folds, args.seed)
+    xs, ys, firsts = answer_rows(data, oof_rank)
+    raw = out_of_fold_answer(xs, ys, folds)
+    calibration = platt(raw, ys)
+    calibrated = learned.Scorer(kind="logistic", features=(), intercept=0.0,
+                                calibration_x=calibration[0], calibration_y=calibration[1])
+    oof = np.array([calibrated.calibrate(r) for r in raw])
+    right = [c.right[f] if c.right else False for c, f in zip(data, firsts, strict=True)]
+    line = choose_line(data, oof, right, args.error_target)
+    table = world_table(data, firsts, oof, line)
+    print_table(table)
+    ranking = fit_ranking(data, args.seed)
+    answer = fit_answer(xs, ys)
+    answer = learned.Scorer(**{**answer.__dict__, "calibration_x": calibration[0],
+                               "calibration_y": calibration[1]})
+    candidate_ys = np.array([r for c in data for r in c.right])
+    candidate_oof = np.concatenate(oof_rank)
+    provenance = {
+        "trained": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": "python bench/train_ranking.py train " + " ".join(
+            p.name for p in args.features) + f" --folds {args.folds} --seed {args.seed}"
+                   f" --error-target {args.error_target}",
+        "worlds": provenance_of(worlds, args.world_root), "seed": args.seed,
+        "folds": args.folds, "cases": len(data), "candidates": n_candidates,
+        "ranking_params": BOOSTING, "answer_params": {"C": LOGISTIC_C, "calibration": "platt"},
+        "error_target": args.error_target,
+        "line_rule": "lowest calibrated probability at which no world's out-of-fold answers "
+                     "are wrong for more than error_target of its decided dead cases",
+        "out_of_fold_ranking": scores(candidate_ys, candidate_oof),
+        "out_of_fold_answer": scores(ys, oof), "out_of_fold_table": table,
+    }
+    model = learned.AnswerModel(ranking=ranking, answer=answer, depth=policy.LEARNED_DEPTH,
+                                recommend_at=line, provenance=provenance)
+    model = learned.AnswerModel.from_json(json.loads(json.dumps(model.to_json())))
+    print(f"shipped: line {line:.4f}, out of fold: ranking {provenance['out_of_fold_ranking']},"
+          f" answer {provenance['out_of_fold_answer']}", file=sys.stderr)
+    if not args.dry_run:
+        args.out.write_text(json.dumps(model.to_json(), separators=(",", ":")) + "\n",
+                            encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def measure(args: argparse.Namespace) -> int:
+    """One world's eval re-decided by the hand line and by the models (module docstring)."""
+    model = learned.load_model(args.model) if args.model else learned.shipped_model()
+    report = json.loads(args.report.read_text(encoding="utf-8"))
+    try:
+        answered = report["answered"]["overall"]
+        base = {"right": int(answered["right"]), "wrong": int(answered["wrong"])}
+        scored_n, dead_n = int(answered["n"]), int(answered["dead"])
+    except (KeyError, TypeError, ValueError):
+        raise UsageError(f"{args.report}: not a `pagetrail eval --json` report of one world") \
+            from None
+    figures = {mode: dict(base, mismatch=0, top_right=0) for mode in ("hand", "learned")}
+    eval_top_right = 0  # decided scored cases whose first candidate (as the eval ranked) is right
+    bands = {f"{low:.1f}-{high:.1f}": [0, 0] for low, high in BANDS}
+    for case_rows in cases_of(read_rows(args.features)).values():
+        if not decided(case_rows):
+            continue
+        hand, ranked = listed(case_rows)
+        eval_said = case_rows[0]["answer"] in SCORED
+        eval_right = bool(case_rows[0]["right"])
+        scored = hand[0]["expect_kind"] in SCORED
+        eval_top_right += int(eval_right and scored)
+        decision = learned.decide(str(hand[0]["dead_url"]), ranked,
+                                  archived_copy=bool(hand[0]["archived_copy_found"]),
+                                  model=model)
+        band = bands[next(f"{low:.1f}-{high:.1f}" for low, high in BANDS
+                          if decision.answer < high or high == BANDS[-1][1])]
+        first = decision.order[0]
+        band[0] += 1
+        band[1] += int(bool(hand[first]["right"]))
+        outcomes = {"hand": (policy.recommends(ranked[0].confidence), bool(hand[0]["right"])),
+                    "learned": (policy.recommends(decision.answer, decision.recommend_at),
+                                bool(hand[first]["right"]))}
+        for mode, (says, is_right) in outcomes.items():
+            f = figures[mode]
+            f["top_right"] += int(is_right and scored)
+            if (says, is_right) == (eval_said, eval_right):
+                continue
+            f["mismatch"] += int(says != eval_said or (says and is_right != eval_right))
+            # take the eval's outcome back, put this rule's in
+            for sign, (said, good) in ((-1, (eval_said, eval_right)), (1, (says, is_right))):
+                if said and good:
+                    f["right"] += sign * int(scored)
+                elif said:
+                    f["wrong"] += sign
+    out: dict[str, Any] = {"world": report.get("world") or world_name(args.features),
+                           "scored": scored_n, "dead": dead_n,
+                           "recommend_at": model.recommend_at,
+                           "success_at_1_eval": report["overall"]["success_at_1"]}
+    for mode, f in figures.items():
+        out.update({f"right_{mode}": f["right"], f"wrong_{mode}": f["wrong"],
+                    f"answered_right_{mode}": round(f["right"] / max(1, scored_n), 4),
+                    f"answered_wrong_{mode}": round(f["wrong"] / max(1, dead_n), 4),
+                    # the eval's success@1 moved by what this rule puts first in decided cases
+                    f"success_at_1_{mode}": round(out["success_at_1_eval"] + (
+                        f["top_right"] - eval_top_right) / max(1, scored_n), 4),
+                    f"mismatch_{mode}": f["mismatch"]})
+    out["bands"] = {band: f"{right} right of {n}" for band, (n, right) in bands.items()}
+    print(json.dumps(out))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    t = commands.add_parser("train", help="fit, validate out of fold, write the models")
+    t.add_argument("features", type=Path, nargs="+", metavar="FEATURES.jsonl")
+    t.add_argument("--out", type=Path, default=learned.MODEL_FILE)
+    t.add_argument("--folds", choices=("family", "world"), default="family")
+    t.add_argument("--error-target", type=float, default=0.01)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--world-root", type=Path, action="append", default=[],
+                   help="where mutated worlds live (their MUTATION.json: source, seed)")
+    t.add_argument("--dry-run", action="store_true")
+    t.set_defaults(func=train)
+    m = commands.add_parser("measure", help="one world's eval re-decided both ways")
+    m.add_argument("features", type=Path, metavar="FEATURES.jsonl")
+    m.add_argument("report", type=Path, metavar="REPORT.json")
+    m.add_argument("--model", type=Path, default=None)
+    m.set_defaults(func=measure)
+    args = parser.parse_args(argv)
+    paths = args.features if args.command == "train" else [args.features, args.report]
+    for path in paths:
+        if not path.is_file():
+            print(f"error: {path}: no such file", file=sys.stderr)
+            return 2
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

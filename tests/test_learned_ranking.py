@@ -1,0 +1,368 @@
+"""The learned ranking and answer (`ranking.learned`, bench/train_ranking.py, the switch in
+`recovery.answer.for_dead`): hand-made candidate lists, the shipped model, a train → save →
+load round trip on small synthetic worlds, `measure`'s re-decision."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pagetrail.tools import policy
+from pagetrail.tools.errors import ModelMissing
+from pagetrail.tools.models import Candidate, CheckResult, Memento, Scores
+from pagetrail.tools.ranking import learned
+from pagetrail.tools.recovery import answer
+from pagetrail.tools.recovery.context import Budget, DeadURL, Findings
+from tests.bench_scripts import load_bench
+
+DEAD = "https://old.example/news/solar-farms-double-in-a-year.html"
+DEAD_CHECK = CheckResult(url=DEAD, verdict="dead", status=404)
+
+
+def _scores(**values: object) -> dict[str, object]:
+    return Scores(**values).model_dump(mode="json")  # type: ignore[arg-type]
+
+
+# The right page: the dead slug under a new folder, its text and title the archived copy's.
+SURE = learned.Listed(
+    "https://old.example/articles/solar-farms-double-in-a-year", 0.93, ("SITE", "TI", "URL"),
+    _scores(content_cosine=0.97, content_lm=0.95, content_resemblance=0.9,
+            title_similarity=1.0, url_similarity=0.8, same_site=True, query_votes=3,
+            best_rank=1, rrf=0.05, final=0.9, context_similarity=0.8))
+# A tag page: one word of the slug, a list of links, little of the copy's text.
+TAG = learned.Listed(
+    "https://old.example/tag/solar/", 0.08, ("LINKS",),
+    _scores(content_cosine=0.2, content_lm=0.15, title_similarity=0.2, url_similarity=0.2,
+            same_site=True, query_votes=1, best_rank=6, rrf=0.01, final=0.2, listing=1.0))
+
+
+def test_url_alignment_reads_what_was_inserted_cut_and_kept():
+    moved = learned.url_alignment(DEAD, "https://old.example/2021/05/solar-farms-double-in-a-year-48213")
+    assert moved["url_slug_in_order"] == 1.0 and moved["url_slug_words_in_order"] == 1.0
+    assert moved["url_inserted_dates"] == 1.0  # 2021 (05 is a short number: an id)
+    assert moved["url_slug_extra_ids"] == 1.0 and moved["url_slug_extra_words"] == 0.0
+    assert moved["url_cut_words"] == 1.0 and moved["url_same_host"] == 1.0  # the folder "news"
+    edition = learned.url_alignment(DEAD, "https://old.example/news/solar-farms-double-in-a-year-update")
+    assert edition["url_slug_extra_words"] == 1.0 and edition["url_slug_in_order"] == 1.0
+    tag = learned.url_alignment(DEAD, "https://other.example/tag/solar/")
+    assert tag["url_slug_in_order"] == pytest.approx(1 / 6)
+    assert tag["url_cut_words"] == 6.0 and tag["url_same_site"] == 0.0 and tag["url_short"] == 1.0
+    assert [learned.token_kind(t) for t in ("2019", "20190312", "a1b2c3d4e5", "48213", "solar")] \
+        == ["date", "date", "id", "id", "word"]
+
+
+def test_a_candidates_features_in_its_list():
+    ranked = [SURE, TAG]
+    top = learned.candidate_features(DEAD, ranked, 0, archived_copy=True)
+    second = learned.candidate_features(DEAD, ranked, 1, archived_copy=True)
+    assert tuple(top) == learned.FEATURES == tuple(second)
+    assert top["margin"] == pytest.approx(0.85) and top["lead"] == pytest.approx(0.85)
+    assert second["lead"] == pytest.approx(-0.85) and second["rank_inverse"] == 0.5
+    assert top["method_SITE"] == 1.0 and top["method_LINKS"] == 0.0 and top["archived_copy"] == 1.0
+    assert top["other_url_similarity"] == pytest.approx(0.2)
+    assert top["content_known"] == 1.0 and top["anchor_known"] == 0.0  # None: not measured
+    # the same candidate read from an eval row or from a ranked Candidate: one vector
+    row = {"url": SURE.url, "confidence": SURE.confidence, "methods": list(SURE.methods),
+           "scores": dict(SURE.scores)}
+    candidate = Candidate(url=SURE.url, kind="moved", confidence=SURE.confidence,
+                          methods=list(SURE.methods), scores=Scores(**SURE.scores))
+    assert learned.listed_from_record(row) == learned.listed_from_candidate(candidate)
+
+
+def test_an_eval_row_keeps_the_hand_rankings_view():
+    # a row of an eval run with the learned ranking: placed 1st at 0.97, the hand ranking had
+    # it 3rd at 0.2 — training reads the hand ranking's place and confidence
+    rows = [{"url": u, "rank": r, "confidence": c, "scores": _scores(hand_rank=h, hand_confidence=hc)}
+            for u, r, c, h, hc in (("https://a.example/x", 1, 0.97, 3, 0.2),
+                                   ("https://a.example/y", 2, 0.4, 1, 0.6),
+                                   ("https://a.example/z", 3, 0.1, 2, 0.3))]
+    ordered = learned.hand_order(rows)
+    assert [r["url"] for r in ordered] == ["https://a.example/y", "https://a.example/z",
+                                           "https://a.example/x"]
+    assert [learned.listed_from_record(r).confidence for r in ordered] == [0.6, 0.3, 0.2]
+    # rows without the hand fields (an eval of the hand ranking) keep their own
+    plain = [{"url": "https://a.example/q", "rank": 1, "confidence": 0.5, "scores": {}}]
+    assert learned.listed_from_record(learned.hand_order(plain)[0]).confidence == 0.5
+
+
+def test_the_shipped_model_loads_with_its_provenance():
+    model = learned.shipped_model()
+    assert model.ranking.features == learned.FEATURES and model.ranking.kind == "boosting"
+    assert model.answer.features == learned.ANSWER_FEATURES and model.answer.kind == "logistic"
+    assert model.depth == policy.LEARNED_DEPTH and 0.0 < model.recommend_at <= 1.0
+    provenance = model.provenance
+    assert len(provenance["worlds"]) >= 3 and all("world" in w for w in provenance["worlds"])
+    assert provenance["error_target"] == pytest.approx(0.01)
+    assert provenance["trained"] and "seed" in provenance and provenance["cases"] > 100
+    assert 0.5 < provenance["out_of_fold_ranking"]["auc"] <= 1.0
+    assert 0.5 < provenance["out_of_fold_answer"]["auc"] <= 1.0
+    assert {r["world"] for r in provenance["out_of_fold_table"]} == {
+        w["world"] for w in provenance["worlds"]}
+
+
+def test_the_shipped_model_says_the_right_page_and_not_a_tag_page():
+    model = learned.shipped_model()
+    decision = learned.decide(DEAD, [SURE, TAG], archived_copy=True)
+    assert decision == learned.decide(DEAD, [SURE, TAG], archived_copy=True)  # pure
+    assert decision.order == (0, 1)
+    assert decision.probabilities[0] > decision.probabilities[1]
+    assert decision.answer >= model.recommend_at == decision.recommend_at
+    # the tag page alone is not said
+    alone = learned.decide(DEAD, [TAG], archived_copy=True)
+    assert alone.order == (0,) and alone.answer < model.recommend_at
+    with pytest.raises(ValueError, match="at least one"):
+        learned.decide(DEAD, [], archived_copy=True)
+    calibration = model.answer
+    assert list(calibration.calibration_y) == sorted(calibration.calibration_y)
+    grid = np.linspace(min(calibration.calibration_x) - 1, max(calibration.calibration_x) + 1, 400)
+    calibrated = [calibration.calibrate(float(x)) for x in grid]
+    assert calibrated == sorted(calibrated) and 0.0 <= calibrated[0] <= calibrated[-1] <= 1.0
+
+
+def _by_hand(weights: dict[str, float], intercept: float, names: tuple[str, ...]) -> learned.Scorer:
+    """A logistic scorer over a few named features (the others weigh nothing)."""
+    return learned.Scorer(kind="logistic", features=names, intercept=intercept,
+                          coefficients=tuple(weights.get(n, 0.0) for n in names),
+                          means=(0.0,) * len(names), scales=(1.0,) * len(names))
+
+
+# A model made by hand: the page whose text is the archived copy's is the right one, and an
+# answer is right when the first is far surer than the second.
+CONTENT_MODEL = learned.AnswerModel(
+    ranking=_by_hand({"content_cosine": 12.0}, -6.0, learned.FEATURES),
+    answer=_by_hand({"learned_gap": 1.0}, 0.0, learned.ANSWER_FEATURES), depth=10,
+    recommend_at=0.9)
+
+
+def test_only_the_first_depth_candidates_are_reordered():
+    shallow = learned.AnswerModel(ranking=CONTENT_MODEL.ranking, answer=CONTENT_MODEL.answer,
+                                  depth=1, recommend_at=CONTENT_MODEL.recommend_at)
+    loud_tag = learned.Listed(TAG.url, 0.6, TAG.methods, TAG.scores)
+    assert learned.decide(DEAD, [loud_tag, SURE], archived_copy=True,
+                          model=CONTENT_MODEL).order == (1, 0)
+    decision = learned.decide(DEAD, [loud_tag, SURE], archived_copy=True, model=shallow)
+    assert decision.order == (0, 1) and len(decision.probabilities) == 1
+
+
+def _synthetic(seed: int, worlds: tuple[str, ...] = ("w1", "w2", "w3")) -> list[dict[str, object]]:
+    """Feature rows of small worlds. The hand ranking often puts a tag page over the right
+    page; the right page's content matches the archived copy, the tag page's does not."""
+    rng = random.Random(seed)
+    rows = []
+    for world in worlds:
+        for case in range(60):
+            gone = case % 5 == 4  # no right page anywhere
+            dead = f"https://{world}.example/news/story-{case}-about-things"
+            right_url = f"https://{world}.example/read/story-{case}-about-things"
+            tag_url = f"https://{world}.example/tag/things-{case}/"
+            match = rng.uniform(0.7, 1.0)
+            right_row = (right_url, rng.uniform(0.2, 0.9), match, not gone)
+            tag_row = (tag_url, rng.uniform(0.2, 0.9), rng.uniform(0.0, 0.3), False)
+            listed = [right_row, tag_row] if gone or rng.random() < 0.5 else [tag_row, right_row]
+            if gone:
+                listed = [tag_row]
+            listed.sort(key=lambda r: -r[1])
+            for rank, (url, confidence, content, right) in enumerate(listed, 1):
+                rows.append({"world": world, "case": f"c{case}", "method": "full",
+                             "dead_url": dead, "expect_kind": "gone" if gone else "moved",
+                             "archived_copy_found": True, "answer": "none", "rank": rank,
+                             "url": url, "confidence": confidence, "methods": ["SITE"],
+                             "scores": _scores(content_cosine=content, url_similarity=content),
+                             "right": right})
+    return rows
+
+
+def _write_worlds(tmp_path: Path, rows: list[dict[str, object]]) -> list[Path]:
+    paths = []
+    for world in dict.fromkeys(str(r["world"]) for r in rows):
+        path = tmp_path / f"{world}.features.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["world"] == world))
+        paths.append(path)
+    return paths
+
+
+def test_train_save_load_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    bench = load_bench("train_ranking")
+    paths = _write_worlds(tmp_path, _synthetic(7))
+    out = tmp_path / "model.json"
+    assert bench.main(["train", *map(str, paths), "--folds", "world", "--out", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "| w1 (w1) |" in table and "success@1 hand → learned" in table
+    model = learned.load_model(out)
+    assert model.provenance["cases"] == 180 and model.provenance["folds"] == "world"
+    assert [w["world"] for w in model.provenance["worlds"]] == ["w1", "w2", "w3"]
+    # out of fold, the learned ranking puts the right page first where the hand one did not
+    for row in model.provenance["out_of_fold_table"]:
+        assert row["success_at_1_learned"] > row["success_at_1_hand"]
+    # the pure evaluator gives the raw score scikit-learn's model gives
+    data, _ = bench.load(paths)
+    xs = np.vstack([c.x for c in data])
+    booster, scorer = bench.fit_booster(data, 0)
+    assert [scorer.raw(list(x)) for x in xs] == pytest.approx(
+        list(booster.decision_function(xs)), abs=1e-9)
+    assert [model.ranking.raw(list(x)) for x in xs] == pytest.approx(
+        [scorer.raw(list(x)) for x in xs])
+    # a case the hand ranking got wrong is re-ordered and said; a gone case is not said
+    rows = _synthetic(7)
+    wrong_first = next(r for r in rows if r["rank"] == 1 and not r["right"]
+                       and r["expect_kind"] == "moved")
+    case = [r for r in rows if r["world"] == wrong_first["world"]
+            and r["case"] == wrong_first["case"]]
+    decision = learned.decide(str(case[0]["dead_url"]),
+                              [learned.listed_from_record(r) for r in case],
+                              archived_copy=True, model=model)
+    assert decision.order[0] == 1 and decision.answer >= model.recommend_at
+    gone = [r for r in rows if r["expect_kind"] == "gone"][:1]
+    assert learned.decide(str(gone[0]["dead_url"]), [learned.listed_from_record(gone[0])],
+                          archived_copy=True, model=model).answer < model.recommend_at
+
+
+def test_a_model_naming_an_unknown_feature_or_of_another_format_is_refused(tmp_path: Path):
+    data = learned.shipped_model().to_json()
+    bad = json.loads(json.dumps(data))
+    bad["ranking"]["features"] = [*bad["ranking"]["features"][:-1], "host_is_example_com"]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(ModelMissing, match="host_is_example_com"):
+        learned.load_model(path)
+    path.write_text(json.dumps({**data, "format": 1}))
+    with pytest.raises(ModelMissing, match="format 1"):
+        learned.load_model(path)
+    path.write_text(json.dumps({**data, "depth": 0}))
+    with pytest.raises(ModelMissing, match="depth 0"):
+        learned.load_model(path)
+
+
+def _memento(dead: DeadURL) -> Memento:
+    return Memento(original_url=dead, memento_url="https://archive.example/2019/x",
+                   raw_url="https://archive.example/2019id_/x",
+                   datetime=datetime(2019, 6, 1), archive="a.example")
+
+
+def _candidate(listed: learned.Listed) -> Candidate:
+    return Candidate(url=listed.url, kind="moved", confidence=listed.confidence,
+                     methods=list(listed.methods), scores=Scores(**listed.scores),
+                     evidence="same text")
+
+
+def test_the_switch_reorders_the_list_and_lets_the_learned_answer_decide(
+        monkeypatch: pytest.MonkeyPatch):
+    dead = DeadURL(DEAD)
+    loud_tag = learned.Listed(TAG.url, 0.6, TAG.methods, TAG.scores)
+    shy = learned.Listed(SURE.url, 0.4, SURE.methods, SURE.scores)
+
+    def decide() -> answer.Recovery:
+        return answer.for_dead(dead, Findings.start(dead, Budget()), DEAD_CHECK, _memento(dead),
+                               [_candidate(loud_tag), _candidate(shy)], None, {})
+
+    monkeypatch.setattr(learned, "shipped_model", lambda: CONTENT_MODEL)
+    monkeypatch.setattr(policy, "LEARNED_ANSWER", False)
+    off = decide()  # the hand ranking says its over-trusted tag page
+    assert off.answer == "moved" and off.candidates[0].url == TAG.url
+    assert "answer_probability" not in off.evidence
+    monkeypatch.setattr(policy, "LEARNED_ANSWER", True)
+    on = decide()
+    decision = learned.decide(DEAD, [loud_tag, shy], archived_copy=True)
+    assert decision.order == (1, 0) and decision.answer >= CONTENT_MODEL.recommend_at
+    assert [c.url for c in on.candidates[:2]] == [SURE.url, TAG.url]
+    assert on.evidence["answer_probability"] == pytest.approx(decision.answer, abs=1e-4)
+    assert on.answer == "moved" and "hand ranking had it at place 2" in on.candidates[0].evidence
+    first, second = on.candidates[0], on.candidates[1]
+    assert first.confidence == pytest.approx(decision.answer, abs=1e-4)
+    assert second.confidence <= first.confidence
+    assert (first.scores.hand_rank, first.scores.hand_confidence) == (2, 0.4)
+    assert (second.scores.hand_rank, second.scores.hand_confidence) == (1, 0.6)
+    assert first.scores.learned == pytest.approx(decision.probabilities[0], abs=1e-4)
+    assert on.candidates[-1].kind == "archived"
+    assert on.candidates[-1].confidence == policy.ARCHIVED_AS_FALLBACK
+
+
+def test_an_unreadable_model_is_named_in_the_answer_and_the_hand_ranking_decides(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    dead = DeadURL(DEAD)
+    broken = tmp_path / "model.json"
+    broken.write_text("{not json")
+    with pytest.raises(ModelMissing, match="cannot be read"):
+        learned.load_model(broken)
+    monkeypatch.setattr(policy, "LEARNED_ANSWER", True)
+    monkeypatch.setattr(learned, "shipped_model", lambda: learned.load_model(broken))
+    loud_tag = learned.Listed(TAG.url, 0.95, TAG.methods, TAG.scores)
+    found = Findings.start(dead, Budget())
+    result = answer.for_dead(dead, found, DEAD_CHECK, None,
+                             [_candidate(loud_tag), _candidate(SURE)], None, {})
+    assert result.answer == "moved" and result.candidates[0].url == TAG.url  # hand order
+    assert "answer_probability" not in result.evidence
+    assert [f.engine for f in result.failures] == ["confidence"]
+    assert result.failures[0].error.startswith("model_missing:")
+
+
+def test_measure_redecides_each_answer_both_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    bench = load_bench("train_ranking")
+    rows = _synthetic(11)
+    model_path = tmp_path / "model.json"
+    assert bench.main(["train", *map(str, _write_worlds(tmp_path, rows)), "--folds", "world",
+                       "--out", str(model_path)]) == 0
+    model = learned.load_model(model_path)
+    # w1 as an eval of the hand ranking answered it: the first's confidence at 0.5
+    w1 = [dict(r) for r in rows if r["world"] == "w1"]
+    by_case: dict[str, list[dict[str, object]]] = {}
+    for row in w1:
+        by_case.setdefault(str(row["case"]), []).append(row)
+    for case_rows in by_case.values():
+        said = policy.recommends(float(case_rows[0]["confidence"]))
+        for row in case_rows:
+            row["answer"] = "moved" if said else "none"
+    firsts = [c[0] for c in by_case.values()]
+    scored = [r for r in firsts if r["expect_kind"] == "moved"]
+    report = {"world": "w1", "overall": {"success_at_1": sum(r["right"] for r in scored) / len(scored)},
+              "answered": {"overall": {
+                  "n": len(scored), "dead": len(firsts),
+                  "right": sum(1 for r in scored if r["answer"] == "moved" and r["right"]),
+                  "wrong": sum(1 for r in firsts if r["answer"] == "moved" and not r["right"])}}}
+    features = tmp_path / "eval" / "w1.features.jsonl"
+    features.parent.mkdir()
+    features.write_text("".join(json.dumps(r) + "\n" for r in w1))
+    report_path = tmp_path / "w1.json"
+    report_path.write_text(json.dumps(report))
+    capsys.readouterr()
+    assert bench.main(["measure", str(features), str(report_path), "--model", str(model_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mismatch_hand"] == 0 and out["right_hand"] == report["answered"]["overall"]["right"]
+    assert out["success_at_1_hand"] == pytest.approx(report["overall"]["success_at_1"], abs=1e-4)
+    right_on = wrong_on = top_on = 0
+    for case_rows in by_case.values():
+        decision = learned.decide(str(case_rows[0]["dead_url"]),
+                                  [learned.listed_from_record(r) for r in case_rows],
+                                  archived_copy=True, model=model)
+        first = case_rows[decision.order[0]]
+        top_on += int(bool(first["right"]))
+        if decision.answer >= model.recommend_at:
+            right_on += int(bool(first["right"]))
+            wrong_on += int(not first["right"])
+    assert (out["right_learned"], out["wrong_learned"]) == (right_on, wrong_on)
+    assert out["success_at_1_learned"] == pytest.approx(top_on / len(scored), abs=1e-4)
+    assert out["success_at_1_learned"] > out["success_at_1_hand"]
+
+
+def test_too_few_worlds_and_malformed_rows_are_named_usage_errors(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    bench = load_bench("train_ranking")
+    paths = _write_worlds(tmp_path, _synthetic(3))
+    assert bench.main(["train", str(paths[0]), "--dry-run"]) == 2
+    assert "at least 3 worlds" in capsys.readouterr().err
+    assert bench.main(["train", str(tmp_path / "absent.jsonl")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    for payload, message in (("{not json\n", "not JSON"), ("[1, 2]\n", "not a feature row"),
+                             ('{"case": "c1"}\n', "without dead_url"),
+                             ('{"case": "c1", "dead_url": "u", "rank": 1, "url": "v", '
+                              '"confidence": 0.1, "expect_kind": "alive", "answer": "alive", '
+                              '"right": false}\n', "no decided case")):
+        paths[0].write_text(payload)
+        assert bench.main(["train", *map(str, paths), "--dry-run"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
