@@ -721,7 +721,10 @@ def mutate_world(src_dir: str | Path, out_dir: str | Path, *, seed: int,
     live_out, rewritten = _rewrite_live(world, out, live, mapping)
     hosts = dict(meta["hosts"])
     for host, origin in sorted(planner.new_hosts.items()):
-        if any(canonical_host(urlsplit(v).hostname or "") == host for v in mapping.values()):
+        # the mapping's URLs name hosts in IDNA ASCII, a host made from a folder may be in
+        # Unicode (a site of an internationalised name): compare both in the wire form
+        if any(canonical_host(urlsplit(v).hostname or "") == canonical_host(host)
+               for v in mapping.values()):
             hosts[host] = {"state": "up", "not_found": "404"}
             live_out.append({"url": f"https://{host}/", "status": 301,
                              "headers": {"Location": f"https://{origin}/"}})

@@ -256,3 +256,30 @@ def test_a_site_moves_all_its_pages_alike(hand):
         moved = [mutate.Parts.of(mutate.migrate(u, steps, planner._context(u, u, date)))
                  for u in (first, second)]
         assert moved[0].folders == moved[1].folders, seed  # same place, same words, same date
+
+
+def test_a_site_with_an_international_name_gets_its_new_hosts(tmp_path, monkeypatch):
+    """A host split off the folder of a site whose name is not ASCII is listed in world.json
+    (it was compared in Unicode with the mapping's IDNA form, left out, and the world refused)."""
+    w = WorldBuilder(tmp_path / "idn", name="idn", format=2, search={"results_per_page": 10})
+    for host in ("münchen.example", "blog.example"):
+        w.host(host)
+    old = "https://münchen.example/news/solar-farms-double-in-a-year"
+    new = "https://münchen.example/stories/solar-farms-double-in-a-year"
+    w.page(new, page("Solar farms double in a year"))
+    w.capture(old, "20190601000000", html=page("Solar farms double in a year"))
+    w.case("m0", old, "moved_same_host", "moved", [new], archived=True,
+           source={"url": "https://blog.example/links", "anchor": "solar", "context": ""})
+    w.page("https://blog.example/links", page("Links"))
+    w.page("https://münchen.example/", page("München"))
+    w.page("https://blog.example/", page("Blog"))
+    source = w.write()
+    monkeypatch.setattr(mutate, "compose", lambda rng: [("folder_to_host", None)])
+    out = tmp_path / "out"
+    summary = mutate.mutate_world(source, out, seed=1)  # raised WorldError before the fix
+    assert summary.new_hosts and all(h.startswith("news.") for h in summary.new_hosts)
+    hosts = json.loads((out / "world.json").read_text())["hosts"]
+    assert any(h.startswith("news.") for h in hosts)
+    moved = _cases(out)["m0"]["expect"]["urls"][0]
+    assert "//news." in moved and "/news/" not in moved
+    assert validate_world(out) == []
