@@ -4,8 +4,9 @@ markdown-it (CommonMark, plus GFM tables) says which lines are prose (`inline` t
 are code (fences, indented code), which are raw HTML and where each reference definition is
 (`env["references"][label]["map"]`). Within a prose block the URL scanner finds inline link
 destinations, autolinks and bare URLs (GitHub links those too), skipping code spans and HTML
-comments; HTML blocks go to the HTML extractor; YAML front matter keeps only values that are
-a URL by themselves.
+comments (a destination, an autolink and a definition's URL run to their delimiter, trailing
+`.`, `,`, `;` kept; only a bare URL loses its trailing punctuation); HTML blocks go to the HTML
+extractor; YAML front matter keeps only values that are a URL by themselves.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from markdown_it import MarkdownIt
 from pagetrail.tools.fix.html import html_links, html_targets
 from pagetrail.tools.fix.proof import probe
 from pagetrail.tools.fix.spans import Lines, LinkSpan, Ranges
-from pagetrail.tools.fix.urls import scan_urls
+from pagetrail.tools.fix.urls import (
+    ANGLED,
+    WHITESPACE,
+    Delimiter,
+    angle_bracketed,
+    line_target,
+    scan_urls,
+)
 
 _FRONT_OPEN = re.compile(r"---[ \t]*(\r\n|\r|\n)")
 _FRONT_CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*$", re.M)
@@ -27,6 +35,16 @@ _FRONT_VALUE = re.compile(r"^[ \t]*(?:-[ \t]+)?[\w.-]+[ \t]*:[ \t]*[\"']?(https?
                           re.M)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _TICKS = re.compile(r"`+")
+# What CommonMark's syntax ends a URL at (tools.fix.urls): an inline destination `](URL)` at
+# its unmatched `)` or the space before a title, a reference definition's at whitespace; in
+# both, parentheses pair (an unmatched one is no destination).
+_DESTINATION = Delimiter(WHITESPACE | {")"}, balanced=True)
+_DEFINITION = Delimiter(WHITESPACE, balanced=True, at_end=True)
+# What precedes a definition's destination on its line: container markers (a block quote, a
+# list item), `[label]:`, spaces, and at most one line break.
+_DEFINITION_MARKER = re.compile(
+    r"(?:[ \t>]|[-+*][ \t]|\d{1,9}[.)][ \t])*\[(?:\\.|[^\\\[\]]){1,999}\]:[ \t]*"
+    r"(?:(?:\r\n|\r|\n)[ \t>]*)?")
 
 
 def _parser() -> MarkdownIt:
@@ -129,6 +147,21 @@ def _code_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
+def _inline_delimiter(text: str, lo: int, begin: int) -> Delimiter | None:
+    """The delimiter around a URL of a paragraph: an autolink, an inline destination."""
+    if angle_bracketed(text, lo, begin):
+        return ANGLED
+    return _DESTINATION if text[max(lo, begin - 2):begin] == "](" else None
+
+
+def _definition_delimiter(text: str, lo: int, begin: int) -> Delimiter | None:
+    """The delimiter around a URL of a reference definition: its destination, bare or
+    angle-bracketed (a URL in its title is prose)."""
+    if angle_bracketed(text, lo, begin):
+        return ANGLED
+    return _DEFINITION if line_target(text, lo, begin, _DEFINITION_MARKER) else None
+
+
 def markdown_links(text: str) -> list[LinkSpan]:
     body_start, spans, lines = _front_matter(text)
     body = text[body_start:]
@@ -144,6 +177,7 @@ def markdown_links(text: str) -> list[LinkSpan]:
     # Each prose region with the link destinations markdown-it read in it: a destination the
     # scanner reads differently (an escape, an entity) is left alone rather than half-fixed.
     prose: dict[tuple[int, int], set[str]] = {}
+    definitions: set[tuple[int, int]] = set()
     for token in tokens:
         if token.map is None:
             continue
@@ -156,16 +190,19 @@ def markdown_links(text: str) -> list[LinkSpan]:
             spans.extend(html_links(text, start, end, lines))
     for reference in env.get("references", {}).values():
         if reference.get("map"):
+            definitions.add(region(reference["map"]))
             prose.setdefault(region(reference["map"]), set()).add(str(reference["href"]))
     for (start, end), hrefs in sorted(prose.items()):
         code = Ranges(_code_spans(text, start, end))
-        for found in scan_urls(text, start, end):
+        definition = (start, end) in definitions
+        for found in scan_urls(text, start, end, delimited=(
+                _definition_delimiter if definition else _inline_delimiter)):
             if found.start in code:
                 continue
             before = text[max(start, found.start - 2):found.start]
             form = ("autolink" if before.endswith("<") else
                     "inline" if before.endswith("](") else
-                    "reference" if before.rstrip().endswith(":") else
+                    "reference" if definition else
                     "bare")
             if found.url not in hrefs and parser.normalizeLink(found.url) not in hrefs:
                 if form in ("inline", "autolink"):

@@ -11,17 +11,32 @@ hold the same URL as a real link are therefore never taken for it, whatever thei
 
 from __future__ import annotations
 
+import re
+
 import docutils.core
 import docutils.nodes as nodes
 import docutils.utils
 
 from pagetrail.tools.fix.proof import probe
 from pagetrail.tools.fix.spans import Lines, LinkSpan, Unparsable
-from pagetrail.tools.fix.urls import scan_urls
+from pagetrail.tools.fix.urls import (
+    ANGLED,
+    LINE_TARGET,
+    Delimiter,
+    angle_bracketed,
+    line_target,
+    scan_urls,
+)
 
 _SETTINGS = {"report_level": 5, "halt_level": 5, "file_insertion_enabled": False,
              "raw_enabled": False, "warning_stream": False, "input_encoding": "unicode",
              "_disable_config": True}
+# What precedes a hyperlink target's URI: `.. _name:` (the name perhaps quoted in backticks),
+# `.. __:` or `__ ` (anonymous), indented or not, the URI on the same line or the next.
+_TARGET_MARKER = re.compile(
+    r"[ \t]*(?:\.\.[ \t]+_(?:`(?:\\.|[^\\`])+`|(?:\\.|[^\\:`])+):[ \t]*"
+    r"(?:(?:\r\n|\r|\n)[ \t]+)?|__[ \t]+)")
+_FORMS = {ANGLED: "inline", LINE_TARGET: "target"}
 
 
 def rst_targets(text: str) -> list[str]:
@@ -49,19 +64,24 @@ def rst_targets(text: str) -> list[str]:
     return uris
 
 
+def _delimiter(text: str, lo: int, begin: int) -> Delimiter | None:
+    """The delimiter around a URL: an embedded URI `<…>` (or a standalone `<URL>`, which
+    docutils reads to the `>` too), or a hyperlink target's URI, to the end of its line."""
+    if angle_bracketed(text, lo, begin):
+        return ANGLED
+    return LINE_TARGET if line_target(text, lo, begin, _TARGET_MARKER) else None
+
+
 def rst_links(text: str) -> list[LinkSpan]:
     lines = Lines(text)
-    candidates = scan_urls(text)
+    candidates = scan_urls(text, delimited=_delimiter)
     verdicts = probe(text, [(f.start, f.end, f.url) for f in candidates], rst_targets,
                      keep_length=True)
     spans = []
     for found, is_link in zip(candidates, verdicts, strict=True):
         if not is_link:
             continue
-        before = text[max(0, found.start - 1):found.start]
-        line_start = lines.offset(lines.line_of(found.start) - 1)
-        form = "inline" if before == "<" else "target" if before in (" ", "\t") and \
-            text[line_start:found.start].lstrip().startswith((".. _", "__ ")) else "bare"
+        form = _FORMS[found.delimiter] if found.delimiter else "bare"
         spans.append(LinkSpan(found.start, found.end, found.url, lines.line_of(found.start),
                               form, lines.context(found.start, found.end)))
     return spans
