@@ -56,6 +56,22 @@ def test_url_alignment_reads_what_was_inserted_cut_and_kept():
         == ["date", "date", "id", "id", "word"]
 
 
+def test_title_alignment_reads_the_slug_in_the_title():
+    # the right page: its title is the slug's words (umlauts and accents as slugs write them)
+    right = learned.title_alignment("https://a.example/2016/01/medienpaedagogin-in-muenchen-gesucht/",
+                                    "Medienpädagogin in München gesucht")
+    assert right == {"title_known_text": 1.0, "title_slug_in_order": 1.0, "title_slug_share": 1.0,
+                     "title_extra_words": 0.0, "title_extra_share": 0.0}
+    # a page that repeats the slug with other words: the words the slug has not are counted
+    edition = learned.title_alignment(DEAD, "Solar farms double in a year: the second look")
+    assert edition["title_slug_in_order"] == 1.0 and edition["title_extra_words"] == 3.0
+    assert edition["title_extra_share"] == pytest.approx(3 / 9)
+    # a tag page's title holds one of the slug's words
+    tag = learned.title_alignment(DEAD, "Solar")
+    assert tag["title_slug_in_order"] == pytest.approx(1 / 6) and tag["title_extra_words"] == 0.0
+    assert learned.title_alignment(DEAD, "")["title_known_text"] == 0.0
+
+
 def test_a_candidates_features_in_its_list():
     ranked = [SURE, TAG]
     top = learned.candidate_features(DEAD, ranked, 0, archived_copy=True)

@@ -206,6 +206,7 @@ def recovery_to_result(case_id: str, method: str, recovery: Recovery, *, seconds
         failures=failures,
         answer=recovery.answer,
         candidates=live_records(recovery.candidates),
+        weak_anchor=bool(recovery.evidence.get("weak_anchor")),
     )
 
 

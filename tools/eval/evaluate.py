@@ -97,6 +97,9 @@ class CaseResult:
     # Every live candidate with the component scores the ranker reports (features.py): written
     # to the feature file, not to the report.
     candidates: list[dict[str, Any]] = field(default_factory=list)
+    # The weak-anchor rule held (a one-common-word anchor, no archived copy: nothing said,
+    # the learned ranking not asked): the feature rows say so, so a re-decision does too.
+    weak_anchor: bool = False
 
     @property
     def error_type(self) -> str | None:
@@ -107,7 +110,7 @@ class CaseResult:
     def to_dict(self) -> dict[str, Any]:
         line = asdict(self)
         del line["candidates"]
-        for key in ("purposes", "stages", "failures"):  # only when there are some
+        for key in ("purposes", "stages", "failures", "weak_anchor"):  # only when there are some
             if not line[key]:
                 del line[key]
         return line
@@ -133,6 +136,7 @@ class CaseResult:
             purposes=dict(data.get("purposes") or {}),
             stages=dict(data.get("stages") or {}),
             failures={str(k): int(v) for k, v in (data.get("failures") or {}).items()},
+            weak_anchor=bool(data.get("weak_anchor")),
             answer=data.get("answer"),
         )
 

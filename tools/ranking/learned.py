@@ -26,6 +26,7 @@ import json
 import math
 import re
 import struct
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,7 @@ class Listed:
     confidence: float
     methods: tuple[str, ...] = ()
     scores: Mapping[str, Any] = field(default_factory=dict)
+    title: str = ""
 
 
 def _hand_confidence(confidence: float, scores: Mapping[str, Any]) -> float:
@@ -72,7 +74,8 @@ def listed_from_record(record: Mapping[str, Any]) -> Listed:
     scores = dict(record.get("scores") or {})
     return Listed(url=str(record["url"]),
                   confidence=_hand_confidence(float(record["confidence"]), scores),
-                  methods=tuple(record.get("methods") or ()), scores=scores)
+                  methods=tuple(record.get("methods") or ()), scores=scores,
+                  title=str(record.get("title") or ""))
 
 
 def listed_from_candidate(candidate: Any) -> Listed:
@@ -80,7 +83,7 @@ def listed_from_candidate(candidate: Any) -> Listed:
     scores = candidate.scores.model_dump(mode="json")
     return Listed(url=candidate.url,
                   confidence=_hand_confidence(float(candidate.confidence), scores),
-                  methods=tuple(candidate.methods), scores=scores)
+                  methods=tuple(candidate.methods), scores=scores, title=candidate.title)
 
 
 def hand_order(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -198,6 +201,40 @@ def url_alignment(dead_url: str, candidate_url: str) -> dict[str, float]:
     }
 
 
+# ------------------------------------------------------------------ title against the dead slug
+
+# Slugs are made from titles, often transliterated (German umlauts as two letters) or with
+# accents dropped: both sides are read in that one form.
+_TRANSLITERATE = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
+
+
+def _plain_words(text: str) -> list[str]:
+    folded = unicodedata.normalize("NFKD", text.lower().translate(_TRANSLITERATE))
+    return _tokens("".join(ch for ch in folded if not unicodedata.combining(ch)))
+
+
+def title_alignment(dead_url: str, title: str) -> dict[str, float]:
+    """How the candidate's title reads against the dead address's page name: a slug is
+    usually its page's title in URL form, so the right page's title holds the slug's words in
+    order and few others, where a page of the same site that repeats the slug with other
+    words (an edition, a digest) holds words the slug has not."""
+    dead_segments, dead_values = _segments(dead_url)
+    slug = [_plain_words(t) for t in _slug(dead_segments, dead_values)]
+    words = [w for part in slug for w in part if token_kind(w) == "word"]
+    dead_words = {w for part in [*dead_segments, *dead_values] for w in _plain_words(part)}
+    heading = [w for w in _plain_words(title) if token_kind(w) == "word"]
+    extra = [w for w in heading if w not in dead_words]
+    return {
+        "title_known_text": float(bool(heading)),
+        "title_slug_in_order": (_common_in_order(words, heading) / len(words)
+                                if words and heading else 0.0),
+        "title_slug_share": (len(set(words) & set(heading)) / len(set(words))
+                             if words and heading else 0.0),
+        "title_extra_words": float(min(len(extra), 12)),
+        "title_extra_share": len(extra) / len(heading) if heading else 0.0,
+    }
+
+
 # ------------------------------------------------------------------ the feature vector
 
 
@@ -238,6 +275,7 @@ def candidate_features(dead_url: str, ranked: Sequence[Listed], index: int, *,
     best_other = max((c.confidence for i, c in enumerate(ranked) if i != index), default=0.0)
     out = score_features(me.scores)
     out.update(url_alignment(dead_url, me.url))
+    out.update(title_alignment(dead_url, me.title))
     out.update({
         "confidence": me.confidence,
         "rank_inverse": 1.0 / (index + 1),

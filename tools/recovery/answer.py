@@ -85,6 +85,7 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
     weak_anchor = (memento is None and anchor_facts is not None
                    and not anchor_facts.is_stop_anchor and not anchor_facts.usable_alone)
     if weak_anchor:
+        evidence["weak_anchor"] = True
         ranked = [c.model_copy(update={"confidence": policy.weak_anchor_confidence(c.confidence)})
                   for c in ranked]
     top = ranked[0] if ranked else None
