@@ -24,8 +24,10 @@ def format_of(path: str | PurePath) -> str | None:
 
 def text_links(text: str) -> list[LinkSpan]:
     lines = Lines(text)
-    return [LinkSpan(f.start, f.end, f.url, lines.line_of(f.start), "bare",
-                     lines.context(f.start, f.end)) for f in scan_urls(text)]
+    found = scan_urls(text)
+    contexts = lines.contexts([(f.start, f.end) for f in found])
+    return [LinkSpan(f.start, f.end, f.url, lines.line_of(f.start), "bare", context)
+            for f, context in zip(found, contexts, strict=True)]
 
 
 def extract_links(text: str, fmt: str) -> list[LinkSpan]:

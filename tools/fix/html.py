@@ -9,6 +9,8 @@ Only `<a href>` is a link to repair (not `<link>`/`<img>`: assets, not citations
 The href is found by tokenizing the start tag's attributes with the parser's own attribute
 pattern, and kept only when that reading equals the attributes the parser reported: `href=`
 written inside another attribute's value (`title="old: href=…"`) is text, never the link.
+A link's anchor is the text the parser reads inside its `<a>` (entities decoded, an image's
+alt text counted, scripts not), to its `</a>` or the next `<a>`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,23 @@ import html.parser
 import re
 from html.parser import HTMLParser
 
-from pagetrail.tools.fix.spans import Lines, LinkSpan, Unparsable
+from pagetrail.tools.fix.spans import (
+    ANCHOR_CHARS,
+    Lines,
+    LinkSpan,
+    Markup,
+    Unparsable,
+    anchor_text,
+)
+
+# What a reader does not see of HTML: tags, comments, scripts; entities are decoded.
+HTML = Markup(tags=True, entities=True)
+# Text kept of one `<a>` while parsing (anchor_text reads no more): an `<a>` never closed
+# would otherwise collect the rest of the document.
+_ANCHOR_READ = 8 * ANCHOR_CHARS
+# Elements a reader sees apart from the text around them (inside an `<a>`: words apart).
+_APART = frozenset({"br", "p", "div", "li", "td", "th", "tr", "h1", "h2", "h3", "h4", "h5",
+                    "h6", "figcaption"})
 
 # html.parser's own tokens for a start tag's name and each attribute (what it reports in
 # handle_starttag); read from the module so the two readings cannot drift apart.
@@ -33,14 +51,48 @@ class _Anchors(HTMLParser):
         super().__init__(convert_charrefs=True)
         # (line, column, raw start tag, attributes as the parser read them)
         self.tags: list[tuple[int, int, str, list[tuple[str, str | None]]]] = []
+        # Each `<a>`'s text as the parser read it (entities decoded; an image's alt text).
+        self.texts: list[list[str]] = []
+        self._open: int | None = None  # the `<a>` whose text is being read
+        self._read = 0
+        self._hidden = 0  # inside <script> or <style>: no text a reader sees
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._start(tag, attrs)
+        if tag in ("script", "style"):
+            self._hidden += 1
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._start(tag, attrs)  # `<a href=…/>` opens an `<a>` all the same (as browsers)
+
+    def _start(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
             raw = self.get_starttag_text() or ""
             line, column = self.getpos()
             self.tags.append((line, column, raw, attrs))
+            self.texts.append([])
+            self._open, self._read = len(self.texts) - 1, 0  # an `<a>` in one closes it
+        elif tag == "img":
+            self._text(f" {dict(reversed(attrs)).get('alt') or ''} ")
+        elif tag in _APART:
+            self._text(" ")
 
-    handle_startendtag = handle_starttag
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
+            self._open = None
+        elif tag in ("script", "style") and self._hidden:
+            self._hidden -= 1
+        elif tag in _APART:
+            self._text(" ")
+
+    def handle_data(self, data: str) -> None:
+        if not self._hidden:
+            self._text(data)
+
+    def _text(self, data: str) -> None:
+        if self._open is not None and data and self._read < _ANCHOR_READ:
+            self.texts[self._open].append(data[:_ANCHOR_READ])
+            self._read += len(data)
 
 
 def _feed(parser: HTMLParser, text: str) -> None:
@@ -89,8 +141,8 @@ def html_links(text: str, start: int = 0, end: int | None = None,
     chunk_lines = lines if whole else Lines(chunk)
     parser = _Anchors()
     _feed(parser, chunk)
-    spans: list[LinkSpan] = []
-    for line, column, raw, parsed in parser.tags:
+    found: list[tuple[int, int, str, int, bool, str]] = []
+    for (line, column, raw, parsed), texts in zip(parser.tags, parser.texts, strict=True):
         tag_start = start + chunk_lines.offset(line - 1) + column
         if text[tag_start:tag_start + len(raw)] != raw:
             continue  # the parser's position and the text disagree: leave the tag alone
@@ -113,10 +165,13 @@ def html_links(text: str, start: int = 0, end: int | None = None,
         span_start, span_end = tag_start + a + lead, tag_start + b - trail
         closing = raw.rstrip()
         tag_end = tag_start + len(closing) - (2 if closing.endswith("/>") else 1)
-        spans.append(LinkSpan(span_start, span_end, url, lines.line_of(span_start), "href",
-                              lines.context(span_start, span_end), tag_end=tag_end,
-                              versioned=any(n == "data-versionurl" for n, *_ in read)))
-    return spans
+        found.append((span_start, span_end, url, tag_end,
+                      any(n == "data-versionurl" for n, *_ in read), anchor_text("".join(texts))))
+    contexts = lines.contexts([(a, b) for a, b, *_ in found], HTML)
+    return [LinkSpan(a, b, url, lines.line_of(a), "href", context, tag_end=tag_end,
+                     versioned=versioned, anchor=anchor)
+            for (a, b, url, tag_end, versioned, anchor), context
+            in zip(found, contexts, strict=True)]
 
 
 class _Targets(HTMLParser):

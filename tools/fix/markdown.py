@@ -7,19 +7,36 @@ destinations, autolinks and bare URLs (GitHub links those too), skipping code sp
 comments (a destination, an autolink and a definition's URL run to their delimiter, trailing
 `.`, `,`, `;` kept; only a bare URL loses its trailing punctuation); HTML blocks go to the HTML
 extractor; YAML front matter keeps only values that are a URL by themselves.
+
+What markdown-it reads in its confirming parse (tools.fix.proof.probe_read) gives each link
+its anchor: an inline link's text, an image's alt text in it; a reference definition's is the
+text of its first use, and its context the words around that use (the definition's own line
+is no sentence). An autolink or bare URL has none.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from pagetrail.tools.fix.html import html_links, html_targets
-from pagetrail.tools.fix.proof import probe
-from pagetrail.tools.fix.spans import Lines, LinkSpan, Ranges
+from pagetrail.tools.fix.proof import probe_read
+from pagetrail.tools.fix.spans import (
+    PLAIN,
+    Lines,
+    LinkSpan,
+    Markup,
+    Ranges,
+    anchor_text,
+    pieces_context,
+    with_contexts,
+)
 from pagetrail.tools.fix.urls import (
     ANGLED,
     WHITESPACE,
@@ -47,8 +64,19 @@ _DEFINITION_MARKER = re.compile(
     r"(?:(?:\r\n|\r|\n)[ \t>]*)?")
 
 
+# What a reader does not see of Markdown: raw HTML, entities (decoded), a reference link's
+# label, brackets and parentheses, emphasis, code and strike markers, escapes, heading and
+# block quote marks. (Mostly a class of characters, not alternatives tried at each one: a
+# line of thousands of links is read once.)
+MARKDOWN = Markup(tags=True, entities=True, syntax=re.compile(
+    r"\]\[[^\[\]\n]{0,999}\]|[!\[\]()<>|`*~\\_#]+"))
+# (anchor, context) of a link as markdown-it read it; a context only for a reference use.
+Cited = tuple[str, str]
+
+
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table")
+    # store_labels: a reference link names its definition (whose anchor its text is).
+    return MarkdownIt("commonmark", {"store_labels": True}).enable("table")
 
 
 def normalize_link(url: str) -> str:
@@ -75,28 +103,88 @@ def markdown_targets(text: str) -> list[str]:
     reference definitions, `<a href>` in raw HTML, and bare URLs in prose (GitHub links
     those; a link's text that shows its URL is rewritten with it) outside code and HTML;
     and front matter values that are a URL by themselves."""
+    return _read(text, None)
+
+
+def _cited(text: str) -> dict[str, Cited]:
+    """Each target markdown-it reads (markdown_targets) → what it read of its first link."""
+    cited: dict[str, Cited] = {}
+    return {target: cited.get(target, ("", "")) for target in _read(text, cited)}
+
+
+def _read(text: str, cited: dict[str, Cited] | None) -> list[str]:
+    """markdown_targets; with `cited`, each target's first link's text (and a reference
+    use's context) are put in it too."""
     body_start, front, _ = _front_matter(text)
-    env: dict[str, Any] = {"references": _Definitions()}
+    definitions = _Definitions()
+    env: dict[str, Any] = {"references": definitions}
     found: list[str] = [span.url for span in front]
     for token in _parser().parse(text[body_start:], env):
         if token.type == "html_block":
             found.extend(html_targets(token.content))
-        if token.type != "inline":
-            continue
-        autolink = False  # an autolink's text is its URL again: one link, counted once
-        for child in token.children or []:
-            if child.type == "link_open":
-                if child.attrs.get("href") != _USE:
-                    found.append(str(child.attrs.get("href", "")))
-                autolink = child.markup == "autolink"
-            elif child.type == "link_close":
-                autolink = False
-            elif child.type == "html_inline":
-                found.extend(html_targets(child.content))
-            elif child.type == "text" and not autolink:
-                found.extend(f.url for f in scan_urls(child.content))
-    found.extend(str(reference["href"]) for reference in env.get("references", {}).values())
+        elif token.type == "inline":
+            _read_inline(token.children or [], definitions, found, cited)
+    found.extend(str(reference["href"]) for reference in definitions.values())
     return found
+
+
+# A link read in a paragraph: its targets, where its text starts and ends among the
+# paragraph's rendered pieces, and whether it is a reference use (given a context).
+_Read = tuple[list[str], int, int, bool]
+
+
+def _read_inline(children: Sequence[Token], definitions: dict[str, Any], found: list[str],
+                 cited: dict[str, Cited] | None) -> None:
+    """One paragraph's targets into `found`; with `cited`, its links' texts into it."""
+    pieces: list[str] = []  # the paragraph as a reader sees it, one piece per text token
+    links: list[_Read] = []
+    # A link whose close is ahead: its targets, first piece, a reference use, raw HTML.
+    opened: tuple[list[str], int, bool, bool] | None = None
+    autolink = False  # an autolink's text is its URL again: one link, counted once
+    for child in children:
+        if child.type == "link_open":
+            href = str(child.attrs.get("href", ""))
+            if href == _USE:  # the definition's URL: read where it is written, not here
+                entry = dict.get(definitions, child.meta.get("label", ""))
+                opened = ([str(entry["href"])] if isinstance(entry, dict) else [],
+                          len(pieces), True, False)
+            else:
+                found.append(href)
+                opened = ([href], len(pieces), False, False)
+            autolink = child.markup == "autolink"
+        elif child.type == "link_close":
+            if opened is not None and not opened[3]:
+                links.append((opened[0], opened[1], len(pieces), opened[2]))
+            opened, autolink = None, False
+        elif child.type == "html_inline":
+            targets = html_targets(child.content)
+            found.extend(targets)
+            if targets and opened is None:
+                opened = (targets, len(pieces), False, True)  # its text: to its `</a>`
+            elif opened is not None and opened[3] and child.content[:3].lower() == "</a":
+                links.append((opened[0], opened[1], len(pieces), False))
+                opened = None
+        elif child.type in ("text", "code_inline"):
+            pieces.append(child.content)
+            if child.type == "text" and not autolink:
+                found.extend(f.url for f in scan_urls(child.content))
+        elif child.type in ("softbreak", "hardbreak"):
+            pieces.append(" ")
+        elif child.type == "image":
+            pieces.append(" ".join(c.content for c in child.children or []
+                                   if c.type in ("text", "code_inline")))
+    if cited is not None:
+        _cite(pieces, links, cited)
+
+
+def _cite(pieces: list[str], links: list[_Read], cited: dict[str, Cited]) -> None:
+    """Each link's text (the first link of a target wins: a definition used many times is
+    read once); a reference use's context, the words around it."""
+    for targets, first, last, use in links:
+        for target in targets:
+            if target not in cited:
+                cited[target] = (anchor_text("".join(pieces[first:last]), PLAIN),
+                                 pieces_context(pieces, first, last) if use else "")
 
 
 def _front_matter(text: str) -> tuple[int, list[LinkSpan], Lines]:
@@ -111,8 +199,7 @@ def _front_matter(text: str) -> tuple[int, list[LinkSpan], Lines]:
     spans = []
     for match in _FRONT_VALUE.finditer(text, opened.end(), close.start()):
         start, end = match.span(1)
-        spans.append(LinkSpan(start, end, match.group(1), lines.line_of(start), "front-matter",
-                              lines.context(start, end)))
+        spans.append(LinkSpan(start, end, match.group(1), lines.line_of(start), "front-matter"))
     return close.end(), spans, lines
 
 
@@ -209,13 +296,19 @@ def markdown_links(text: str) -> list[LinkSpan]:
                     continue
                 form = "bare"  # prose after a colon, not a definition
             spans.append(LinkSpan(found.start, found.end, found.url,
-                                  lines.line_of(found.start), form,
-                                  lines.context(found.start, found.end)))
+                                  lines.line_of(found.start), form))
     # markdown-it has the last word: an occurrence is kept only when, replaced by a stand-in,
     # the stand-in comes back as a link target (a link title, a link's text or an escaped
-    # bracket holding the same URL is never taken for the link).
+    # bracket holding the same URL is never taken for the link). What it read of that
+    # link (its text; a definition's use) is this occurrence's.
+    front = [span for span in spans if span.form == "front-matter"]
     body = [span for span in spans if span.form != "front-matter"]
-    verdicts = probe(text, [(s.start, s.end, s.url) for s in body], markdown_targets)
-    confirmed = {id(span) for span, ok in zip(body, verdicts, strict=True) if ok}
-    spans = [s for s in spans if s.form == "front-matter" or id(s) in confirmed]
+    readings = probe_read(text, [(s.start, s.end, s.url) for s in body], _cited)
+    kept = [(span, *reading) for span, reading in zip(body, readings, strict=True)
+            if reading is not None]
+    contexts = lines.contexts([(span.start, span.end) for span, *_ in kept], MARKDOWN)
+    # An HTML block's link has its context already (read as HTML), a definition its use's.
+    spans = with_contexts(lines, front, PLAIN) + [
+        replace(span, anchor=span.anchor or anchor, context=span.context or used or context)
+        for (span, anchor, used), context in zip(kept, contexts, strict=True)]
     return sorted(spans, key=lambda s: s.start)

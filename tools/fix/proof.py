@@ -15,7 +15,8 @@ the AsciiDoc reader of tools.fix.asciidoc, and the URL scanner (tools.fix.urls) 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 from urllib.parse import quote, unquote
 
 from pagetrail.tools.fix.rewrite import Edit, apply_edits
@@ -26,6 +27,7 @@ from pagetrail.tools.fix.spans import Unparsable
 _SAFE = "!#$&'()*+,/:;=?@[]~-._%"
 VERSION = "\0version "
 PROBE_ROUNDS = 8  # a Robust Link's data-versionurl, as a target (HTML)
+T = TypeVar("T")
 
 
 def canonical(url: str) -> str:
@@ -84,10 +86,23 @@ def _stand_in(url: str, number: int, keep_length: bool) -> str | None:
 def probe(text: str, spans: Sequence[tuple[int, int, str]],
           targets: Callable[[str], list[str]], *, keep_length: bool = False) -> list[bool]:
     """For each candidate (start, end, url) of `text`: does the parser read it as a link?
-    One parse for all candidates. With `keep_length`, a short URL that cannot hold its
-    number waits for another round, numbered among the ones left (at most PROBE_ROUNDS;
-    what is left then is not confirmed, so never rewritten)."""
-    verdict = [False] * len(spans)
+    (See probe_read.)"""
+    found = probe_read(text, spans, lambda t: dict.fromkeys(targets(t), True),
+                       keep_length=keep_length)
+    return [reading is not None for reading in found]
+
+
+def probe_read(text: str, spans: Sequence[tuple[int, int, str]],
+               read: Callable[[str], Mapping[str, T]], *, keep_length: bool = False,
+               ) -> list[T | None]:
+    """For each candidate (start, end, url) of `text`: what the parser says of the link
+    it is (`read`: each target of a text → what the parser read of its link, e.g. its
+    text), or None when the parser reads no link there. Each candidate has a stand-in of
+    its own, so what is said of it is said of this occurrence, not of another with the
+    same URL. One parse for all candidates. With `keep_length`, a short URL that cannot
+    hold its number waits for another round, numbered among the ones left (at most
+    PROBE_ROUNDS; what is left then is not confirmed, so never rewritten)."""
+    found: list[T | None] = [None] * len(spans)
     pending = [i for i, (start, end, _) in enumerate(spans) if end > start]
     for _round in range(PROBE_ROUNDS):
         if not pending:
@@ -97,12 +112,12 @@ def probe(text: str, spans: Sequence[tuple[int, int, str]],
         placed = {i: s for i, s in stand_ins.items() if s is not None}
         if not placed:
             break  # too short for any stand-in: not a URL the parser could vouch for
-        read = Counter(targets(apply_edits(text, [
-            Edit(spans[i][0], spans[i][1], stand_in) for i, stand_in in placed.items()])))
+        reading = read(apply_edits(text, [
+            Edit(spans[i][0], spans[i][1], stand_in) for i, stand_in in placed.items()]))
         for i, stand_in in placed.items():
-            verdict[i] = read[stand_in] >= 1
+            found[i] = reading.get(stand_in)
         pending = [i for i in pending if i not in placed]
-    return verdict
+    return found
 
 
 def _holds(before: Counter[str], text: str, fmt: str, edits: Sequence[Edit]) -> bool:

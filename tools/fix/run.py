@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -218,12 +218,44 @@ def proven_edits(source: SourceFile, planned: Sequence[tuple[Edit, LinkVerdict]]
 # ------------------------------------------------------------------ the run
 
 
-def _recover_items(wanted: dict[str, tuple[datetime, str]]) -> list[dict[str, Any]]:
-    return [{"url": url, "date": date.isoformat(), "context": context}
-            for url, (date, context) in wanted.items()]
+class Wanted(NamedTuple):
+    """What a URL's recovery is asked with: the earliest date a file links it, the context
+    of the link written then, and an anchor (see `want`)."""
+
+    date: datetime
+    context: str
+    anchor: str = ""
 
 
-async def recover_all(wanted: dict[str, tuple[datetime, str]], settings: Settings,
+def want(wanted: dict[str, Wanted], span: LinkSpan, when: datetime) -> None:
+    """Count one occurrence of a link into `wanted`. The earliest date wins, with its
+    link's context (the archived copy is the one its first author saw); the anchor is that
+    link's, or, when it has none (a bare URL), the first anchor met in the run's order
+    (files sorted, links in document order). Each choice depends on the files alone, so a
+    rerun asks the same recovery (the same job key: an interrupted run resumes)."""
+    known = wanted.get(span.url)
+    if known is None:
+        wanted[span.url] = Wanted(when, span.context, span.anchor)
+    elif when < known.date:
+        wanted[span.url] = Wanted(when, span.context, span.anchor or known.anchor)
+    elif not known.anchor and span.anchor:
+        wanted[span.url] = known._replace(anchor=span.anchor)
+
+
+def _recover_items(wanted: dict[str, Wanted]) -> list[dict[str, Any]]:
+    """The recovery jobs' inputs (tools.workers.jobs): the link's text as its anchor, the
+    evidence a recovery without an archived copy leans on (its queries, and how well a
+    candidate's title matches it)."""
+    items = []
+    for url, (date, context, anchor) in wanted.items():
+        item = {"url": url, "date": date.isoformat(), "context": context}
+        if anchor:
+            item["anchor"] = anchor
+        items.append(item)
+    return items
+
+
+async def recover_all(wanted: dict[str, Wanted], settings: Settings,
                       store: Any, progress: ProgressFn | None,
                       ) -> tuple[dict[str, Recovery | str], set[str]]:
     """url → its Recovery (or the named error that stopped it), one job per URL; and the
@@ -333,7 +365,7 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
     excluded: dict[tuple[str, int], str] = {}  # (file, span.start) → why
     archive_prefixes = tuple(settings.archives)
     documents: list[tuple[SourceFile, list[LinkSpan], list[tuple[datetime, str]]]] = []
-    wanted: dict[str, tuple[datetime, str]] = {}
+    wanted: dict[str, Wanted] = {}
     dated: dict[str, set[datetime]] = {}
     for path, fmt in files:
         source = read_source(path, fmt, max_bytes=options.max_file_bytes)
@@ -361,8 +393,7 @@ async def fix_paths(paths: Sequence[str], *, options: Options | None = None,
             if _skip_reason(span, archive_prefixes, only_urls) or \
                     (str(source.path), span.start) in excluded:
                 continue
-            if span.url not in wanted or when < wanted[span.url][0]:
-                wanted[span.url] = (when, span.context)
+            want(wanted, span, when)
             dated.setdefault(span.url, set()).add(when)
         documents.append((source, spans, stamped))
     report.distinct_urls = len(wanted)
