@@ -33,12 +33,14 @@ SURE = learned.Listed(
     "https://old.example/articles/solar-farms-double-in-a-year", 0.93, ("SITE", "TI", "URL"),
     _scores(content_cosine=0.97, content_lm=0.95, content_resemblance=0.9,
             title_similarity=1.0, url_similarity=0.8, same_site=True, query_votes=3,
-            best_rank=1, rrf=0.05, final=0.9, context_similarity=0.8))
+            best_rank=1, rrf=0.05, final=0.9, context_similarity=0.8),
+    "Solar farms double in a year")
 # A tag page: one word of the slug, a list of links, little of the copy's text.
 TAG = learned.Listed(
     "https://old.example/tag/solar/", 0.08, ("LINKS",),
     _scores(content_cosine=0.2, content_lm=0.15, title_similarity=0.2, url_similarity=0.2,
-            same_site=True, query_votes=1, best_rank=6, rrf=0.01, final=0.2, listing=1.0))
+            same_site=True, query_votes=1, best_rank=6, rrf=0.01, final=0.2, listing=1.0),
+    "Solar")
 
 
 def test_url_alignment_reads_what_was_inserted_cut_and_kept():
@@ -109,7 +111,8 @@ def test_an_eval_row_keeps_the_hand_rankings_view():
 def test_the_shipped_model_loads_with_its_provenance():
     model = learned.shipped_model()
     assert model.ranking.features == learned.FEATURES and model.ranking.kind == "boosting"
-    assert model.answer.features == learned.ANSWER_FEATURES and model.answer.kind == "logistic"
+    assert model.answer.kind == "logistic" and set(model.answer.features) <= set(learned.ANSWER_FEATURES)
+    assert list(model.answer.features) == model.provenance["answer_params"]["inputs"]
     assert model.depth == policy.LEARNED_DEPTH and 0.0 < model.recommend_at <= 1.0
     provenance = model.provenance
     assert len(provenance["worlds"]) >= 3 and all("world" in w for w in provenance["worlds"])
@@ -128,9 +131,11 @@ def test_the_shipped_model_says_the_right_page_and_not_a_tag_page():
     assert decision.order == (0, 1)
     assert decision.probabilities[0] > decision.probabilities[1]
     assert decision.answer >= model.recommend_at == decision.recommend_at
-    # the tag page alone is not said
-    alone = learned.decide(DEAD, [TAG], archived_copy=True)
-    assert alone.order == (0,) and alone.answer < model.recommend_at
+    # a tag page first, a category page beside it: neither is said
+    category = learned.Listed("https://old.example/category/energy/", 0.05, ("LINKS",),
+                              dict(TAG.scores), "Energy")
+    listing = learned.decide(DEAD, [TAG, category], archived_copy=True)
+    assert listing.order == (0, 1) and listing.answer < model.recommend_at
     with pytest.raises(ValueError, match="at least one"):
         learned.decide(DEAD, [], archived_copy=True)
     calibration = model.answer
