@@ -44,7 +44,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -190,14 +190,12 @@ def fit_booster(data: Sequence[Case], seed: int) -> tuple[GradientBoostingClassi
     return booster, scorer
 
 
-def fit_ranking(data: Sequence[Case], seed: int) -> learned.Scorer:
-    return fit_booster(data, seed)[1]
+ANSWER_COLUMNS = [learned.ANSWER_FEATURES.index(name) for name in ANSWER_INPUTS]
 
 
 def fit_answer(xs: np.ndarray, ys: np.ndarray) -> learned.Scorer:
     """A logistic regression over ANSWER_INPUTS (rows: vectors over ANSWER_FEATURES)."""
-    columns = [learned.ANSWER_FEATURES.index(name) for name in ANSWER_INPUTS]
-    picked = xs[:, columns]
+    picked = xs[:, ANSWER_COLUMNS]
     means = picked.mean(axis=0)
     scales = np.array(picked.std(axis=0))
     scales[scales == 0] = 1.0
@@ -238,17 +236,16 @@ def out_of_fold_ranking(data: Sequence[Case], folds: Sequence[str],
 
 
 def answer_rows(data: Sequence[Case],
-                probabilities: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Each case's answer-model input from its ranking probabilities, the label (the new
-    first is right) and the new first's index in the hand list."""
-    xs, ys, firsts = [], [], []
+                probabilities: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each case's answer-model input from its ranking probabilities, and the label: the new
+    first is the right page."""
+    xs, ys = [], []
     for case, p in zip(data, probabilities, strict=True):
         first = learned.rank_order(list(p))[0]
         xs.append(learned.vector(learned.answer_features(case.features[first], list(p)),
                                  learned.ANSWER_FEATURES))
         ys.append(case.right[first])
-        firsts.append(first)
-    return np.array(xs), np.array(ys), firsts
+    return np.array(xs), np.array(ys)
 
 
 def out_of_fold_answer(xs: np.ndarray, ys: np.ndarray, folds: Sequence[str]) -> np.ndarray:
@@ -257,8 +254,7 @@ def out_of_fold_answer(xs: np.ndarray, ys: np.ndarray, folds: Sequence[str]) -> 
     for fold in sorted(set(folds)):
         held = keys == fold
         scorer = fit_answer(xs[~held], ys[~held])
-        raw[held] = [scorer.raw(list(x[[learned.ANSWER_FEATURES.index(n) for n in
-                                          scorer.features]])) for x in xs[held]]
+        raw[held] = [scorer.raw(list(row)) for row in xs[held][:, ANSWER_COLUMNS]]
     return raw
 
 
@@ -297,13 +293,12 @@ def scores(ys: np.ndarray, probability: np.ndarray) -> dict[str, float]:
             "brier": round(float(brier_score_loss(ys, probability)), 4)}
 
 
-def world_table(data: Sequence[Case], firsts: Sequence[int], probability: np.ndarray,
+def world_table(data: Sequence[Case], learned_right: Sequence[bool], probability: np.ndarray,
                 line: float) -> list[dict[str, Any]]:
     """Per world, out of fold: success@1 hand → learned (of scored cases in the decided set),
     answered right / wrong at the hand line → at the learned line."""
     hand_says = [policy.recommends(c.hand_confidence) for c in data]
-    hand_right = [c.right[0] if c.right else False for c in data]
-    learned_right = [c.right[f] if c.right else False for c, f in zip(data, firsts, strict=True)]
+    hand_right = [c.right[0] for c in data]  # every decided case has a candidate
     off = told(data, hand_says, hand_right)
     on = told(data, list(probability >= line), learned_right)
     table = []
@@ -389,20 +384,16 @@ def train(args: argparse.Namespace) -> int:
           f"{len(set(folds))} folds ({args.folds}), {len(learned.FEATURES)} features",
           file=sys.stderr)
     oof_rank = out_of_fold_ranking(data, folds, args.seed)
-    xs, ys, firsts = answer_rows(data, oof_rank)
+    xs, ys = answer_rows(data, oof_rank)
     raw = out_of_fold_answer(xs, ys, folds)
-    calibration = platt(raw, ys)
-    calibrated = learned.Scorer(kind="logistic", features=(), intercept=0.0,
-                                calibration_x=calibration[0], calibration_y=calibration[1])
-    oof = np.array([calibrated.calibrate(r) for r in raw])
-    right = [c.right[f] if c.right else False for c, f in zip(data, firsts, strict=True)]
-    line = choose_line(data, oof, right, args.error_target)
-    table = world_table(data, firsts, oof, line)
+    calibration_x, calibration_y = platt(raw, ys)
+    answer = replace(fit_answer(xs, ys), calibration_x=calibration_x,
+                     calibration_y=calibration_y)
+    oof = np.array([answer.calibrate(r) for r in raw])
+    line = choose_line(data, oof, list(ys), args.error_target)
+    table = world_table(data, list(ys), oof, line)
     print_table(table)
-    ranking = fit_ranking(data, args.seed)
-    answer = fit_answer(xs, ys)
-    answer = learned.Scorer(**{**answer.__dict__, "calibration_x": calibration[0],
-                               "calibration_y": calibration[1]})
+    _, ranking = fit_booster(data, args.seed)
     candidate_ys = np.array([r for c in data for r in c.right])
     candidate_oof = np.concatenate(oof_rank)
     provenance = {

@@ -12,10 +12,11 @@ any world is named here.
 The model is one small JSON file (`data/answer_model.json`, `AnswerModel`) of two parts:
 - the *ranking* model: boosted trees giving each of the hand ranking's first `depth`
   candidates the probability that it is the right page; the candidates are re-ordered by it;
-- the *answer* model: a logistic regression over the new first candidate's features and the
-  first and second ranking log-odds (`answer_features`), calibrated (Platt's sigmoid, stored
-  as points joined linearly) on leave-worlds-out predictions: the probability that the answer
-  is right. The recommend line is chosen from that calibration for a stated error rate.
+- the *answer* model: a logistic regression over inputs drawn from `answer_features` (the new
+  first candidate's features and the first and second ranking log-odds; the shipped model
+  reads the two log-odds), calibrated (Platt's sigmoid, stored as points joined linearly) on
+  out-of-fold predictions: the probability that the answer is right. The recommend line is
+  chosen from that calibration for a stated error rate.
 Both are evaluated here in pure Python; the file also holds the training's provenance.
 """
 
