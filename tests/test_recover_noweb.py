@@ -176,3 +176,47 @@ def test_link_following_fuses_term_overlap_and_url_likeness():
     assert added == LINK_CANDIDATES
     hits = {e.url: e.hits for e in found.candidates.values()}
     assert len(hits[moved]) == 1 and hits[moved][0][:2] == ("LINKS", "links")
+
+
+def test_a_section_moved_to_its_own_host_is_found_in_that_hosts_map(tmp_path):
+    """URL only (no archived copy, no linking page): the site moved its documents from
+    www.…/dev/docs/ to their own host, under date folders (/2018/05/dev-docs/…) that differ
+    from page to page. The old host's root links two of them; the moved page is linked
+    from nowhere and indexed nowhere, only the new host's map lists it. A candidate on
+    that host makes its map searched for URLs like the dead one (`stages.links`): the dead
+    slug is found under the new layout."""
+    old, new = "https://www.pylang.org", "https://docs.pylang.org"
+    dead = f"{old}/dev/docs/doc-0592/"
+    moved = f"{new}/2021/05/dev-docs/doc-0592/"
+    # siblings that any words of the dead URL ("dev docs doc") match as well as the page
+    others = [f"{new}/{2009 + i % 11}/{1 + i % 12:02d}/dev-docs/doc-{200 + 17 * i:04d}/"
+              for i in range(14)]
+    filler = [f"{new}/{2010 + i % 12}/{1 + i % 12:02d}/doc-{1000 + i}/" for i in range(40)]
+    b = WorldBuilder(tmp_path / "w", name="subdomain", format=2, then="2020-01-01T00:00:00Z")
+    b.host("www.pylang.org")
+    b.host("docs.pylang.org")
+    b.page(f"{old}/", _page("The language", "Downloads, documentation and news.",
+                            "".join(f'<a href="{u}">A document</a> ' for u in others[:2])))
+    b.page(f"{new}/", _page("Documents", "The language's design documents."))
+    for number, url in enumerate([*others, *filler]):
+        b.page(url, _page(f"Document {number}", OTHER), indexed=False)
+    b.page(moved, _page("Doc 592 – Adding yank support to the simple repository", EVENTS),
+           indexed=False)
+    urls = [*filler[:20], moved, *others, *filler[20:]]
+    sitemap = ('<?xml version="1.0" encoding="UTF-8"?><urlset '
+               'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+               + "".join(f"<url><loc>{u}</loc></url>" for u in urls) + "</urlset>")
+    b.resource(f"{new}/sitemap.xml", 200, {"Content-Type": "application/xml"},
+               sitemap.encode(), ".xml")
+    bed = start_in_thread(b.write())
+    try:
+        recovery = asyncio.run(recover(dead, settings=_no_web(bed), use_cache=False,
+                                       link_date=datetime(2020, 2, 1, tzinfo=UTC)))
+    finally:
+        bed.stop()
+    found = [c.url for c in recovery.candidates]
+    assert moved in found, found
+    assert any(q.text == dead and q.engine == "site" and q.site == "docs.pylang.org"
+               for q in recovery.queries), [(q.text, q.engine, q.site) for q in recovery.queries]
+    assert recovery.candidates[0].url == moved, [(c.url, c.confidence)
+                                                 for c in recovery.candidates]

@@ -1,8 +1,11 @@
 """The neighbourhood, for pages the web index does not hold: the own map (sitemap, root page
-links; CDX listing) of the sites where the best candidates live when they are not the dead
-site (the site moved to a new host), and the link graph — links on the fetched candidate
-pages of the dead site and of those sites, ranked by overlap of their anchor text and URL
-with the evidence."""
+links; CDX listing) of the hosts where the best candidates live when they are not the dead
+host — another site (the site moved to a new domain) or another host of the dead site (a
+section moved to its own subdomain: www.x.org/dev/peps/ → peps.x.org/…) —, searched for the
+evidence's words and for the URLs that look like the dead one (the dead slug under the new
+host's layout, however its folders were renamed), and the link graph — links on the fetched
+candidate pages of the dead site and of those sites, ranked by overlap of their anchor text
+and URL with the evidence."""
 
 from __future__ import annotations
 
@@ -27,9 +30,10 @@ class Links(Stage):
 
     def __init__(self) -> None:
         self.linked_from: set[str] = set()  # pages whose links were followed
+        self.listed_hosts: set[str] = set()  # hosts whose maps were asked
 
     async def plan(self, ctx: Context, found: Findings) -> Asks:
-        return _plan(ctx, found)
+        return _plan(ctx, found, self.listed_hosts)
 
     async def settle(self, ctx: Context, found: Findings) -> int:
         """Follow the links of the pages fetched so far on the dead site and the listed
@@ -40,26 +44,37 @@ class Links(Stage):
         return follow_links(found, ctx.url, self.linked_from, ctx.listing_queries[0], sites)
 
 
-def _plan(ctx: Context, found: Findings) -> Asks:
-    """Ask the site-local engines for the maps of the sites where related candidates live."""
+def _plan(ctx: Context, found: Findings, listed_hosts: set[str]) -> Asks:
+    """Ask the site-local engines for the maps of the hosts where related candidates live:
+    the evidence's words now, the URLs like the dead one then (pages only)."""
     asks = Asks(context=SearchContext(after=ctx.search.after))
     if not ctx.listing_queries or not ctx.allowed("LINKS"):
         return asks
-    sites = {site_of(ctx.url)} | found.listed_sites
+    dead_site, dead_host = site_of(ctx.url), host_of(ctx.url)
+    sites = {dead_site} | found.listed_sites
     for candidate in found.ranked[:policy.NEIGHBOUR_DEPTH]:
-        other = site_of(candidate.url)
-        if other in sites or len(found.listed_sites) >= policy.NEIGHBOUR_SITES:
+        if len(listed_hosts) >= policy.NEIGHBOUR_SITES:
+            break
+        other, host = site_of(candidate.url), host_of(candidate.url)
+        # Another site, or another host of the dead site (its map is not the dead host's);
+        # a site listed already (the dead site's home, read by its stage) is not read again.
+        if host == dead_host or host in listed_hosts or (other in sites and other != dead_site):
+            continue
+        if other != dead_site and len(found.listed_sites) >= policy.NEIGHBOUR_SITES:
             continue
         # A site named after a gone one is where it may live now, however weak the page
         # that named it: its map may hold the dead page under a shape no search matched.
         renamed = ctx.site_gone and carries_site_name(
-            host_of(ctx.url), host_of(candidate.url), policy.MOVED_HOST_NAME_CHARS)
+            host_of(ctx.url), host, policy.MOVED_HOST_NAME_CHARS)
         if not (renamed or looks_related(candidate)):
             continue
-        sites.add(other)
-        found.listed_sites.add(other)
-        asks.now += [Ask("LINKS", query, [name], host_of(candidate.url))
+        listed_hosts.add(host)
+        if other != dead_site:
+            sites.add(other)
+            found.listed_sites.add(other)
+        asks.now += [Ask("LINKS", query, [name], host)
                      for name in ctx.engines.site_local for query in ctx.listing_queries]
+        asks.then += [Ask("LINKS", str(ctx.url), [name], host) for name in ctx.engines.site_local]
     return asks
 
 
