@@ -33,7 +33,7 @@ right page"; a gone case's candidates are all wrong.
 
 `measure`: one world's eval re-decided by the models — success@1, answered right and answered
 wrong with the hand ranking at its line and with the learned ranking at the model's line (where
-the weak-anchor rule held, as the rows say, the hand ranking's answer), the calibration bands
+weak anchors too, from the hand ranking's clamped list as the rows have it), the calibration bands
 — and `mismatch`: decided cases whose re-decision does not give the answer
 the eval gave (0 when the eval ran with this model: the integration's check).
 """
@@ -450,15 +450,14 @@ def measure(args: argparse.Namespace) -> int:
                                   model=model)
         band = bands[next(f"{low:.1f}-{high:.1f}" for low, high in BANDS
                           if decision.answer < high or high == BANDS[-1][1])]
-        first = 0 if hand[0].get("weak_anchor") else decision.order[0]
+        first = decision.order[0]
         band[0] += 1
         band[1] += int(bool(hand[first]["right"]))
         hand_outcome = (policy.recommends(ranked[0].confidence), bool(hand[0]["right"]))
-        # the weak-anchor rule holds under the learned ranking too: the hand ranking's clamped
-        # confidences decide (recovery.answer.for_dead)
-        outcomes = {"hand": hand_outcome, "learned": hand_outcome if hand[0].get("weak_anchor")
-                    else (policy.recommends(decision.answer, decision.recommend_at),
-                          bool(hand[first]["right"]))}
+        # the learned answer decides every case, weak anchors too (recovery.answer.for_dead)
+        outcomes = {"hand": hand_outcome,
+                    "learned": (policy.recommends(decision.answer, decision.recommend_at),
+                                bool(hand[first]["right"]))}
         for mode, (says, is_right) in outcomes.items():
             f = figures[mode]
             f["top_right"] += int(is_right and scored)

@@ -48,13 +48,31 @@ def test_below_the_line_the_archived_copy_is_the_answer(monkeypatch: pytest.Monk
     assert recovery.candidates[-1].confidence == policy.ARCHIVED_AS_ANSWER
 
 
-def test_a_weak_anchor_without_an_archived_copy_recommends_nothing():
+def test_a_weak_anchor_without_an_archived_copy_recommends_nothing_by_hand(
+        monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(policy, "LEARNED_ANSWER", False)
     recovery = _answer([_live(0.99)], None, WEAK)
     assert recovery.answer == "none" and "too weak" in recovery.reason
-    assert "answer_probability" not in recovery.evidence  # the learned line is not asked
+    assert recovery.evidence["weak_anchor"] is True
     assert recovery.candidates[0].confidence == policy.WEAK_ANCHOR_CLAMP
     # with an archived copy to verify against, the same anchor is no reason to clamp
     assert _answer([_live(0.99)], MEMENTO, WEAK).answer == "moved"
+
+
+def test_the_learned_answer_decides_a_weak_anchor_from_the_clamped_list(
+        monkeypatch: pytest.MonkeyPatch):
+    seen: list[float] = []
+
+    def learned(url, ranked, archived_copy):
+        seen.extend(c.confidence for c in ranked)
+        return [ranked[0].model_copy(update={"confidence": 0.97})], 0.97, 0.9
+
+    monkeypatch.setattr(answer, "learned_ranking", learned)
+    recovery = _answer([_live(0.99)], None, WEAK)
+    assert seen == [policy.WEAK_ANCHOR_CLAMP]  # the hand list as the training rows have it
+    assert recovery.evidence["weak_anchor"] is True
+    assert recovery.evidence["answer_probability"] == 0.97
+    assert recovery.answer == "moved"
 
 
 def test_live_answers_come_from_the_check():
