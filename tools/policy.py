@@ -145,7 +145,8 @@ CONFIDENT = RECOMMEND_AT
 # Fig. 8 of Martinez-Romo & Araujo: an anchor that is neither a stop anchor nor usable alone
 # (one common word), with no archived copy to verify against, is not enough to recommend
 # anything: every live candidate's confidence is clamped below RECOMMEND_AT (hand-set,
-# 3d6c5b2).
+# 3d6c5b2). The hand ranking's rule: the learned answer reads the clamped list and decides
+# (recovery.answer.for_dead).
 WEAK_ANCHOR_CLAMP = 0.3
 
 # The archived copy's confidence in the list of candidates: the answer itself when no live
