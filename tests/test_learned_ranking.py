@@ -387,3 +387,27 @@ def test_too_few_worlds_and_malformed_rows_are_named_usage_errors(
         assert bench.main(["train", *map(str, paths), "--dry-run"]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
+
+
+def test_the_line_is_chosen_from_the_pooled_rate_and_the_binomial_tail():
+    bench = load_bench("train_ranking")
+    assert bench.world_risk(0.0, 250, 0.01) == 0.0
+    risks = [bench.world_risk(rate, 250, 0.01) for rate in (0.001, 0.003, 0.01, 0.03)]
+    assert risks == sorted(risks) and risks[-1] > 0.9  # a world at 3 % is over 1 % for sure
+
+    def case(world: str, number: int) -> object:
+        return bench.Case(world=world, family=world, case=f"c{number}", scored=True,
+                          answer="moved", hand_confidence=0.5, features=({},), right=(True,))
+
+    data = [case(w, i) for w in ("a", "b") for i in range(100)]
+    probability = np.linspace(0.01, 0.99, len(data))
+    right = [True] * len(data)
+    right[100] = right[120] = False  # two wrong answers, both in world "b"
+    line = bench.choose_line(data, probability, right, 0.01, 0.05)
+    # a world of 100 dead cases may be wrong once; at the pooled rate 1 of 200 a second
+    # wrong answer is too likely (9 %), so the line passes both wrong ones
+    assert line == pytest.approx(probability[121])
+    assert bench.choose_line(data, probability, right, 0.01, 0.10) == pytest.approx(
+        probability[101])  # a looser risk keeps one of them
+    nothing_safe = bench.choose_line(data, probability, [False] * len(data), 0.01, 0.05)
+    assert nothing_safe > probability.max()
