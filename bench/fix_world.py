@@ -203,6 +203,9 @@ def escape_prose(fmt: str, text: str) -> str:
     return _backslashed(text, _MD_SPECIAL if fmt == "markdown" else _RST_SPECIAL)
 
 
+_TRAILING_PUNCTUATION = frozenset(".,;:!?)]}'\"")
+
+
 def link_markup(fmt: str, url: str, text: str | None) -> str:
     """A link to `url` showing `text` (None: the bare URL, as an autolink)."""
     if fmt == "html":
@@ -211,8 +214,12 @@ def link_markup(fmt: str, url: str, text: str | None) -> str:
     if fmt == "markdown":
         return f"<{url}>" if text is None else f"[{escape_prose(fmt, text)}]({url})"
     # reStructuredText: an anonymous reference (`…`__), as a named one repeated would be a
-    # duplicate target; a bare URL is a standalone hyperlink.
-    return url if text is None else f"`{escape_prose(fmt, text)} <{url}>`__"
+    # duplicate target; a bare URL is a standalone hyperlink — but one that ends in
+    # punctuation loses it (docutils, like every autolinker, reads a final "." as the
+    # sentence's), so such a URL is written embedded, `<…>`__, where it is whole.
+    if text is None:
+        return f"`<{url}>`__" if url[-1] in _TRAILING_PUNCTUATION else url
+    return f"`{escape_prose(fmt, text)} <{url}>`__"
 
 
 def _rst_joint(before: str, link: str, after: str) -> str:

@@ -161,6 +161,20 @@ def test_case_line_keeps_anchor_and_context_as_prose():
         "anchor": "p", "context": ".. p"}}).startswith("\\.. ")
 
 
+def test_a_bare_url_ending_in_punctuation_is_written_whole_in_each_format():
+    """A bare URL that ends in "." (a real case: …/mit-1-km-aufloesung.) would lose the dot
+    to a standalone hyperlink's rule, as the sentence's; the bench writes it so that the
+    format keeps it, and fix's own reading of the line finds the whole URL."""
+    from pagetrail.tools.fix.rst import rst_links
+
+    url = "https://a.example/news/blue-marble-at-1-km."
+    rst = bench.case_line("rst", {"url": url, "source": None})
+    assert rst == f"`<{url}>`__"
+    assert [link.url for link in rst_links(bench.document("rst", [rst]))] == [url]
+    plain = "https://a.example/news/blue-marble"  # no final punctuation: a bare URL
+    assert bench.case_line("rst", {"url": plain, "source": None}) == plain
+
+
 def test_repo_dir_must_be_new_or_empty(tmp_path, cases):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
