@@ -3,7 +3,7 @@
     python bench/train_ranking.py train FEATURES.jsonl [FEATURES.jsonl ...]
         [--out tools/ranking/data/answer_model.json] [--folds family|world]
         [--error-target 0.01] [--risk 0.05] [--seed 0] [--world-root DIR ...]
-        [--oof-out FILE.jsonl] [--dry-run]
+        [--oof-out FILE.jsonl] [--augment-missing] [--dry-run]
     python bench/train_ranking.py measure FEATURES.jsonl REPORT.json [--model FILE]
 
 Each FEATURES file is one world's `pagetrail eval WORLD --features FILE` (method `full`), named
@@ -168,6 +168,33 @@ def examples(world: str, rows: Iterable[Mapping[str, Any]], family: str = "",
     return out
 
 
+def missing_variants(world: str, rows: Iterable[Mapping[str, Any]], family: str = "",
+                     depth: int = policy.LEARNED_DEPTH) -> list[Case]:
+    """Each decided case whose list holds the right page, again without it: the list a
+    recovery gives when retrieval missed the page, every candidate wrong (`--augment-missing`,
+    for the ranking model only). Training worlds rarely miss (a list of one was right 202
+    times of 202), so a model fitted on them alone trusts the first of any list of weak
+    pages — a tag page with a category page beside it at 0.83."""
+    out = []
+    for case, case_rows in cases_of(rows).items():
+        if not decided(case_rows):
+            continue
+        hand, ranked = listed(case_rows)
+        keep = [i for i, row in enumerate(hand) if not row["right"]]
+        if not keep or len(keep) == len(hand):
+            continue
+        hand, ranked = [hand[i] for i in keep], [ranked[i] for i in keep]
+        archived = bool(hand[0]["archived_copy_found"])
+        head = range(min(depth, len(ranked)))
+        out.append(Case(
+            world=world, family=family or world, case=f"{case}#missing", scored=False,
+            answer="none", hand_confidence=ranked[0].confidence,
+            features=tuple(learned.candidate_features(str(hand[0]["dead_url"]), ranked, i,
+                                                      archived_copy=archived) for i in head),
+            right=tuple(False for _ in head)))
+    return out
+
+
 # ------------------------------------------------------------------ fitting
 
 
@@ -228,13 +255,16 @@ def fold_of(data: Sequence[Case], by: str) -> list[str]:
     return [f"cases{i % 5}" for i in range(len(data))]
 
 
-def out_of_fold_ranking(data: Sequence[Case], folds: Sequence[str],
-                        seed: int) -> list[np.ndarray]:
+def out_of_fold_ranking(data: Sequence[Case], folds: Sequence[str], seed: int,
+                        extra: Sequence[Case] = (), by: str = "world") -> list[np.ndarray]:
+    """Each case's ranking probabilities from a model fitted on the other folds (and on the
+    `extra` training-only cases of the other folds)."""
     out: list[np.ndarray] = [np.zeros(0)] * len(data)
     for fold in sorted(set(folds)):
         # scikit-learn's own prediction: equal to the pure evaluator's (a test checks it)
-        booster, _ = fit_booster([c for c, f in zip(data, folds, strict=True) if f != fold],
-                                 seed)
+        fitted = [c for c, f in zip(data, folds, strict=True) if f != fold]
+        fitted += [c for c in extra if (c.family if by == "family" else c.world) != fold]
+        booster, _ = fit_booster(fitted, seed)
         for i, f in enumerate(folds):
             if f == fold:
                 out[i] = booster.predict_proba(data[i].x)[:, 1]
@@ -357,7 +387,10 @@ def families(cases: Mapping[str, set[str]]) -> dict[str, str]:
     return family
 
 
-def load(paths: Sequence[Path]) -> tuple[list[Case], list[str]]:
+def load(paths: Sequence[Path], augment: bool = False,
+         ) -> tuple[list[Case], list[str], list[Case]]:
+    """The decided cases of each world, the worlds, and (`augment`) the training-only
+    `missing_variants`."""
     rows_of: dict[str, list[dict[str, Any]]] = {}
     for path in paths:
         world = world_name(path)
@@ -366,12 +399,15 @@ def load(paths: Sequence[Path]) -> tuple[list[Case], list[str]]:
         rows_of[world] = read_rows(path)
     family = families({w: {str(r["dead_url"]) for r in rows} for w, rows in rows_of.items()})
     data: list[Case] = []
+    variants: list[Case] = []
     for path, (world, rows) in zip(paths, rows_of.items(), strict=True):
         found = examples(world, rows, family[world])
         if not found:
             raise UsageError(f"{path}: no decided case of method 'full'")
         data.extend(found)
-    return data, list(rows_of)
+        if augment:
+            variants.extend(missing_variants(world, rows, family[world]))
+    return data, list(rows_of), variants
 
 
 def provenance_of(worlds: Sequence[str], roots: Sequence[Path]) -> list[dict[str, Any]]:
@@ -400,7 +436,7 @@ def print_table(table: Sequence[Mapping[str, Any]]) -> None:
 
 
 def train(args: argparse.Namespace) -> int:
-    data, worlds = load(args.features)
+    data, worlds, variants = load(args.features, args.augment_missing)
     if len(worlds) < 3:
         raise UsageError("give at least 3 worlds (leave-worlds-out needs them)")
     folds = fold_of(data, args.folds)
@@ -408,7 +444,10 @@ def train(args: argparse.Namespace) -> int:
     print(f"{len(data)} decided cases, {n_candidates} candidates, {len(worlds)} worlds, "
           f"{len(set(folds))} folds ({args.folds}), {len(learned.FEATURES)} features",
           file=sys.stderr)
-    oof_rank = out_of_fold_ranking(data, folds, args.seed)
+    if variants:
+        print(f"{len(variants)} lists without their right page (training only)",
+              file=sys.stderr)
+    oof_rank = out_of_fold_ranking(data, folds, args.seed, variants, args.folds)
     xs, ys = answer_rows(data, oof_rank)
     raw = out_of_fold_answer(xs, ys, folds)
     calibration_x, calibration_y = platt(raw, ys)
@@ -425,16 +464,18 @@ def train(args: argparse.Namespace) -> int:
                                          "scored": case.scored, "answer": float(p),
                                          "right": bool(y), "ranking": [float(v) for v in
                                                                        ranking_p]}) + "\n")
-    _, ranking = fit_booster(data, args.seed)
+    _, ranking = fit_booster([*data, *variants], args.seed)
     candidate_ys = np.array([r for c in data for r in c.right])
     candidate_oof = np.concatenate(oof_rank)
     provenance = {
         "trained": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": "python bench/train_ranking.py train " + " ".join(
             p.name for p in args.features) + f" --folds {args.folds} --seed {args.seed}"
-                   f" --error-target {args.error_target} --risk {args.risk}",
+                   f" --error-target {args.error_target} --risk {args.risk}"
+                   + (" --augment-missing" if args.augment_missing else ""),
         "worlds": provenance_of(worlds, args.world_root), "seed": args.seed,
         "folds": args.folds, "cases": len(data), "candidates": n_candidates,
+        "missing_variants": len(variants),
         "ranking_params": BOOSTING,
         "answer_params": {"inputs": list(ANSWER_INPUTS), "C": LOGISTIC_C, "calibration": "platt"},
         "error_target": args.error_target, "risk": args.risk,
@@ -531,6 +572,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--error-target", type=float, default=0.01)
     t.add_argument("--risk", type=float, default=0.05,
                    help="the chance allowed that a world is wrong beyond the target")
+    t.add_argument("--augment-missing", action="store_true",
+                   help="also fit the ranking on each list without its right page")
     t.add_argument("--oof-out", type=Path, default=None,
                    help="also write each case's out-of-fold answer probability (JSON lines)")
     t.add_argument("--seed", type=int, default=0)

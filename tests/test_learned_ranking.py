@@ -221,7 +221,7 @@ def test_train_save_load_round_trip(tmp_path: Path, capsys: pytest.CaptureFixtur
     for row in model.provenance["out_of_fold_table"]:
         assert row["success_at_1_learned"] > row["success_at_1_hand"]
     # the pure evaluator gives the raw score scikit-learn's model gives
-    data, _ = bench.load(paths)
+    data, _, _ = bench.load(paths)
     xs = np.vstack([c.x for c in data])
     booster, scorer = bench.fit_booster(data, 0)
     assert [scorer.raw(list(x)) for x in xs] == pytest.approx(
@@ -411,3 +411,29 @@ def test_the_line_is_chosen_from_the_pooled_rate_and_the_binomial_tail():
         probability[101])  # a looser risk keeps one of them
     nothing_safe = bench.choose_line(data, probability, [False] * len(data), 0.01, 0.05)
     assert nothing_safe > probability.max()
+
+
+def test_lists_without_their_right_page_train_the_ranking_only(tmp_path: Path):
+    bench = load_bench("train_ranking")
+    rows = _synthetic(7)
+    paths = _write_worlds(tmp_path, rows)
+    data, _, variants = bench.load(paths, augment=True)
+    with_right = [c for c in data if any(c.right)]
+    assert len(variants) == len(with_right) > 0
+    assert not any(any(v.right) for v in variants)  # the right page is gone, all are wrong
+    assert all(v.case.endswith("#missing") and not v.scored for v in variants)
+    # a variant is its case's list less the right page: the tag page alone, first
+    case = with_right[0]
+    variant = next(v for v in variants if v.case == f"{case.case}#missing"
+                   and v.world == case.world)
+    assert len(variant.features) == len(case.features) - 1
+    assert variant.features[0]["rank_inverse"] == 1.0
+    # the variants are fitted on, never judged: the answer, the line and the table count
+    # the real cases only
+    out = tmp_path / "model.json"
+    assert bench.main(["train", *map(str, paths), "--augment-missing", "--out", str(out)]) == 0
+    provenance = learned.load_model(out).provenance
+    assert provenance["missing_variants"] == len(variants)
+    assert provenance["cases"] == len(data) == 180
+    assert "--augment-missing" in provenance["command"]
+    assert sum(r["decided"] for r in provenance["out_of_fold_table"]) == len(data)
