@@ -372,8 +372,9 @@ RULE_PROPOSALS = 3
 # Pages taken from each answer site's map, best overlap first (`stages.answer_sites`).
 ANSWER_SITE_HITS = 2
 
-# The neighbourhood (`recovery.stages.links`): other sites (where top candidates live) whose
-# own map is read, at most NEIGHBOUR_SITES a recovery, looking NEIGHBOUR_DEPTH deep in the
+# The neighbourhood (`recovery.stages.links`): other sites and other hosts of the dead site
+# (where top candidates live) whose own map is read, at most NEIGHBOUR_SITES of each a
+# recovery, looking NEIGHBOUR_DEPTH deep in the
 # ranking (an unindexed replacement sits on a site whose other pages rank low). Such a
 # candidate names a site worth listing when it resembles the dead page by its URL
 # (NEIGHBOUR_URL), title (NEIGHBOUR_TITLE) or text (NEIGHBOUR_CONTENT), not merely by

@@ -64,8 +64,8 @@ def _plan(ctx: Context, found: Findings, listed_hosts: set[str]) -> Asks:
             continue
         # A site named after a gone one is where it may live now, however weak the page
         # that named it: its map may hold the dead page under a shape no search matched.
-        renamed = ctx.site_gone and carries_site_name(
-            host_of(ctx.url), host, policy.MOVED_HOST_NAME_CHARS)
+        renamed = ctx.site_gone and carries_site_name(dead_host, host,
+                                                      policy.MOVED_HOST_NAME_CHARS)
         if not (renamed or looks_related(candidate)):
             continue
         listed_hosts.add(host)
