@@ -149,23 +149,35 @@ def listed(case_rows: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, An
     return hand, [learned.listed_from_record(r) for r in hand]
 
 
+def _decided_lists(rows: Iterable[Mapping[str, Any]],
+                   ) -> Iterable[tuple[str, list[Mapping[str, Any]], list[learned.Listed]]]:
+    """(case, its rows in the hand ranking's order, the same as `Listed`) of each decided
+    case."""
+    for case, case_rows in cases_of(rows).items():
+        if decided(case_rows):
+            yield case, *listed(case_rows)
+
+
+def _case(world: str, family: str, case: str, hand: Sequence[Mapping[str, Any]],
+          ranked: Sequence[learned.Listed], depth: int, *, scored: bool, answer: str,
+          right: Sequence[bool]) -> Case:
+    """A training case of the list's first `depth` candidates (their features read in it)."""
+    head = range(min(depth, len(ranked)))
+    archived = bool(hand[0]["archived_copy_found"])
+    return Case(
+        world=world, family=family or world, case=case, scored=scored, answer=answer,
+        hand_confidence=ranked[0].confidence,
+        features=tuple(learned.candidate_features(str(hand[0]["dead_url"]), ranked, i,
+                                                  archived_copy=archived) for i in head),
+        right=tuple(right[i] for i in head))
+
+
 def examples(world: str, rows: Iterable[Mapping[str, Any]], family: str = "",
              depth: int = policy.LEARNED_DEPTH) -> list[Case]:
-    out = []
-    for case, case_rows in cases_of(rows).items():
-        if not decided(case_rows):
-            continue
-        hand, ranked = listed(case_rows)
-        archived = bool(hand[0]["archived_copy_found"])
-        head = range(min(depth, len(ranked)))
-        out.append(Case(
-            world=world, family=family or world, case=case,
-            scored=hand[0]["expect_kind"] in SCORED, answer=str(hand[0]["answer"]),
-            hand_confidence=ranked[0].confidence,
-            features=tuple(learned.candidate_features(str(hand[0]["dead_url"]), ranked, i,
-                                                      archived_copy=archived) for i in head),
-            right=tuple(bool(hand[i]["right"]) for i in head)))
-    return out
+    return [_case(world, family, case, hand, ranked, depth,
+                  scored=hand[0]["expect_kind"] in SCORED, answer=str(hand[0]["answer"]),
+                  right=[bool(row["right"]) for row in hand])
+            for case, hand, ranked in _decided_lists(rows)]
 
 
 def missing_variants(world: str, rows: Iterable[Mapping[str, Any]], family: str = "",
@@ -176,22 +188,12 @@ def missing_variants(world: str, rows: Iterable[Mapping[str, Any]], family: str 
     times of 202), so a model fitted on them alone trusts the first of any list of weak
     pages — a tag page with a category page beside it at 0.83."""
     out = []
-    for case, case_rows in cases_of(rows).items():
-        if not decided(case_rows):
-            continue
-        hand, ranked = listed(case_rows)
+    for case, hand, ranked in _decided_lists(rows):
         keep = [i for i, row in enumerate(hand) if not row["right"]]
-        if not keep or len(keep) == len(hand):
-            continue
-        hand, ranked = [hand[i] for i in keep], [ranked[i] for i in keep]
-        archived = bool(hand[0]["archived_copy_found"])
-        head = range(min(depth, len(ranked)))
-        out.append(Case(
-            world=world, family=family or world, case=f"{case}#missing", scored=False,
-            answer="none", hand_confidence=ranked[0].confidence,
-            features=tuple(learned.candidate_features(str(hand[0]["dead_url"]), ranked, i,
-                                                      archived_copy=archived) for i in head),
-            right=tuple(False for _ in head)))
+        if keep and len(keep) < len(hand):
+            out.append(_case(world, family, f"{case}#missing", [hand[i] for i in keep],
+                             [ranked[i] for i in keep], depth, scored=False, answer="none",
+                             right=[False] * len(keep)))
     return out
 
 
@@ -247,9 +249,14 @@ def platt(raw: np.ndarray, ys: np.ndarray) -> tuple[tuple[float, ...], tuple[flo
     return tuple(float(v) for v in xs), tuple(float(v) for v in ps)
 
 
+def fold_key(case: Case, by: str) -> str:
+    """The fold a case belongs to: its family or its world (`by`)."""
+    return case.family if by == "family" else case.world
+
+
 def fold_of(data: Sequence[Case], by: str) -> list[str]:
     """Each case's fold: its family (or world, `by`), else — too few — five folds of cases."""
-    keys = [c.family if by == "family" else c.world for c in data]
+    keys = [fold_key(c, by) for c in data]
     if len(set(keys)) > 1:
         return keys
     return [f"cases{i % 5}" for i in range(len(data))]
@@ -263,7 +270,7 @@ def out_of_fold_ranking(data: Sequence[Case], folds: Sequence[str], seed: int,
     for fold in sorted(set(folds)):
         # scikit-learn's own prediction: equal to the pure evaluator's (a test checks it)
         fitted = [c for c, f in zip(data, folds, strict=True) if f != fold]
-        fitted += [c for c in extra if (c.family if by == "family" else c.world) != fold]
+        fitted += [c for c in extra if fold_key(c, by) != fold]
         booster, _ = fit_booster(fitted, seed)
         for i, f in enumerate(folds):
             if f == fold:
@@ -596,6 +603,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be read or written (--out, --oof-out)
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

@@ -387,6 +387,12 @@ def test_too_few_worlds_and_malformed_rows_are_named_usage_errors(
         assert bench.main(["train", *map(str, paths), "--dry-run"]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err
+    # a model file that cannot be written: named, exit 2, no traceback
+    good = _write_worlds(tmp_path, _synthetic(3))
+    unwritable = tmp_path / "no-such-dir" / "model.json"
+    assert bench.main(["train", *map(str, good), "--out", str(unwritable)]) == 2
+    err = capsys.readouterr().err
+    assert str(unwritable) in err and "Traceback" not in err
 
 
 def test_the_line_is_chosen_from_the_pooled_rate_and_the_binomial_tail():
