@@ -55,7 +55,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import binom
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import brier_score_loss, roc_auc_score
@@ -323,7 +322,9 @@ def world_risk(rate: float, dead: int, target: float) -> float:
     """The chance that a world of `dead` decided dead cases, answered wrong at `rate`, is
     answered wrong for more than `target` of them (binomial upper tail)."""
     allowed = math.floor(target * dead + 1e-9)
-    return float(binom.sf(allowed, dead, rate))
+    at_most = sum(math.comb(dead, k) * rate ** k * (1.0 - rate) ** (dead - k)
+                  for k in range(min(allowed, dead) + 1))
+    return max(0.0, 1.0 - at_most)
 
 
 def choose_line(data: Sequence[Case], probability: np.ndarray, right: Sequence[bool],
