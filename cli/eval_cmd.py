@@ -37,6 +37,7 @@ from pagetrail.lab import (
     load_world,
     resolve_eval_engine,
     run_evaluation,
+    stopped_at_budget,
     void_reason,
 )
 
@@ -372,6 +373,7 @@ def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[st
     errors = report.get("errors") or {"n": sum(1 for r in report["results"] if r.get("error")),
                                       "by_type": {}}
     engines = f"; search engines: {','.join(report['engines'])}" if report.get("engines") else ""
+    stopped, _ = stopped_at_budget(report)
     lines = [
         f"world {report['world']}: {report['cases']} cases, {len(report['results'])} runs, "
         f"{errors['n']} failed; engine: {engine}{engines}",
@@ -382,7 +384,8 @@ def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[st
         if abstention["n"] else "abstention: no none/archived cases",
         f"alive: {alive['called_dead']} of {alive['n']} called dead",
         f"cost per case: requests median {cost['requests_median']:g}, p90 {cost['requests_p90']:g}; "
-        f"seconds median {cost['seconds_median']:.2f}, p90 {cost['seconds_p90']:.2f}",
+        f"seconds median {cost['seconds_median']:.2f}, p90 {cost['seconds_p90']:.2f}"
+        + (f"; {stopped} stopped at the time budget" if stopped else ""),
     ]
     if errors["n"]:
         lines.append(f"errors: {error_line(errors)}")

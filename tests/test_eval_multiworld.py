@@ -256,9 +256,17 @@ def test_void_runs_are_named_and_left_out_of_mean_and_worst():
     broken["errors"] = {"n": 1, "by_type": {"ImportError": 1}, "not_behaviour": ["ImportError"]}
     down = _report("down", _world({"s1": 1, "s2": 1, "n1": 1, "r1": 1},
                                   failures={"searxng": 1, "site": 1}))
-    flaky = _report("flaky", _world({"s1": 1}, failures={"site": 1, "budget": 1}))
+    flaky_results = _world({"s1": 1}, failures={"site": 1})
+    for result in flaky_results[:2]:  # two slow hosts: the world's own
+        result.failures["budget"] = 1
+    flaky = _report("flaky", flaky_results)
+    loaded = _report("loaded", _world({"s1": 1, "s2": 1, "n1": 1, "r1": 1},
+                                      failures={"budget": 1}))
     assert "searxng failed on 6 of 6 recoveries" in void_reason(WorldRun("down", report=down))
     assert void_reason(WorldRun("flaky", report=flaky)) is None  # the world's own failures
+    assert void_reason(WorldRun("loaded", report=loaded)) == (
+        "the time budget ran out on 6 of 6 recoveries (a loaded machine: run fewer "
+        "evaluations at once, or a lower --concurrency)")
     multi = build_multiworld_report([WorldRun("fine", report=fine), crashed,
                                      WorldRun("broken", report=broken),
                                      WorldRun("down", report=down),

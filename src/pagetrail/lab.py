@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "NOWEB_ENGINES": "pagetrail.tools.eval.multiworld",
     "WorldRun": "pagetrail.tools.eval.multiworld",
     "build_multiworld_report": "pagetrail.tools.eval.multiworld",
+    "stopped_at_budget": "pagetrail.tools.eval.multiworld",
     "void_reason": "pagetrail.tools.eval.multiworld",
 
     # The testbed (a loopback web, archive and search engine) and its pywb archive

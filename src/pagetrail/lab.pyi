@@ -21,6 +21,7 @@ from pagetrail.tools.eval.features import feature_rows as eval_feature_rows
 from pagetrail.tools.eval.multiworld import NOWEB_ENGINES as NOWEB_ENGINES
 from pagetrail.tools.eval.multiworld import WorldRun as WorldRun
 from pagetrail.tools.eval.multiworld import build_multiworld_report as build_multiworld_report
+from pagetrail.tools.eval.multiworld import stopped_at_budget as stopped_at_budget
 from pagetrail.tools.eval.multiworld import void_reason as void_reason
 from pagetrail.tools.extras import missing_extra as missing_extra
 from pagetrail.tools.fix.config import FixConfig as FixConfig
@@ -152,6 +153,7 @@ __all__ = [
     "scan_on_workers",
     "scan_site",
     "setting_sources",
+    "stopped_at_budget",
     "train_classifier",
     "void_reason",
     "write_answers",
