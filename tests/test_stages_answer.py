@@ -33,7 +33,11 @@ def _answer(ranked, memento=None, anchor_facts=None):
                            anchor_facts, {})
 
 
-def test_a_sure_live_candidate_is_the_answer_and_the_archived_copy_a_fallback():
+def test_a_sure_live_candidate_is_the_answer_and_the_archived_copy_a_fallback(
+        monkeypatch: pytest.MonkeyPatch):
+    # the ranked line: the learned answer would decide on these empty scores
+    # (the learned path: tests/test_learned_ranking.py, with a model made by hand)
+    monkeypatch.setattr(policy, "LEARNED_ANSWER", False)
     recovery = _answer([_live(0.8)], MEMENTO)
     assert recovery.answer == "moved"
     assert [c.kind for c in recovery.candidates] == ["moved", "archived"]
