@@ -74,8 +74,10 @@ BOOSTING = {"n_estimators": 300, "max_depth": 3, "learning_rate": 0.05, "subsamp
 # margin and lead of that candidate (its confidence over the next one and over the best
 # other one): a second, independently made opinion of how far the first stands out. Out of
 # fold on the 11 training worlds, at the same 8 wrong answers, it answered 1,940 right
-# where the two log-odds alone answered 1,892 (family folds: 1,946); on ten mutated worlds
-# made after the model, 1,714 against 1,662 right, 5 against 4 wrong. A regression over
+# where the two log-odds alone answered 1,892 (family folds: 1,946); on eighteen mutated
+# worlds never fitted on or looked at (eight made after this change), 3,047 against 2,956
+# right, 15 against 13 wrong (docs/evaluation.md, "The answer reads the hand ranking's
+# margin"). A regression over
 # every feature of the first candidate was calibrated worse across site families (dev's
 # cases against dev3's: out-of-fold AUC 0.970 against 0.980) and said less at the same error.
 ANSWER_INPUTS: tuple[str, ...] = ("learned_first", "learned_second", "margin", "lead")

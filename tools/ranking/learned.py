@@ -14,7 +14,7 @@ The model is one small JSON file (`data/answer_model.json`, `AnswerModel`) of tw
   candidates the probability that it is the right page; the candidates are re-ordered by it;
 - the *answer* model: a logistic regression over inputs drawn from `answer_features` (the new
   first candidate's features and the first and second ranking log-odds; the shipped model
-  reads the two log-odds), calibrated (Platt's sigmoid, stored as points joined linearly) on
+  reads the two log-odds and the hand ranking's margin and lead of that candidate), calibrated (Platt's sigmoid, stored as points joined linearly) on
   out-of-fold predictions: the probability that the answer is right. The recommend line is
   chosen from that calibration for a stated error rate.
 Both are evaluated here in pure Python; the file also holds the training's provenance.
