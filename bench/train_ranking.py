@@ -77,9 +77,9 @@ BOOSTING = {"n_estimators": 300, "max_depth": 3, "learning_rate": 0.05, "subsamp
 # where the two log-odds alone answered 1,892 (family folds: 1,946); on eighteen mutated
 # worlds never fitted on or looked at (eight made after this change), 3,047 against 2,956
 # right, 15 against 13 wrong (docs/evaluation.md, "The answer reads the hand ranking's
-# margin"). A regression over
-# every feature of the first candidate was calibrated worse across site families (dev's
-# cases against dev3's: out-of-fold AUC 0.970 against 0.980) and said less at the same error.
+# margin"). A regression over every feature of the first candidate was calibrated worse
+# across site families (dev's cases against dev3's: out-of-fold AUC 0.970 against 0.980)
+# and said less at the same error.
 ANSWER_INPUTS: tuple[str, ...] = ("learned_first", "learned_second", "margin", "lead")
 LOGISTIC_C = 1.0
 PLATT_POINTS = 256
