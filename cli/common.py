@@ -82,6 +82,10 @@ def user_url(text: str, settings: Any | None = None) -> str:
     return run_async(ensure_fetchable(text, settings or get_settings()))
 
 
+# sysexits.h's EX_SOFTWARE: an uncaught exception, told apart from every finding's status
+INTERNAL_ERROR_EXIT = 70
+
+
 def fail(message: str, code: int = 2) -> int:
     print(f"pagetrail: {message}", file=sys.stderr)
     return code

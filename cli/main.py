@@ -8,13 +8,14 @@ import importlib
 import logging
 import re
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pagetrail
 import pagetrail.lab
 from pagetrail import PagetrailError
-from pagetrail.cli.common import fail
+from pagetrail.cli.common import INTERNAL_ERROR_EXIT, fail
 
 # Each subcommand and the module that adds it (with `register()`), in help order; a module
 # missing from an install is skipped, not fatal. Running one command imports only its module:
@@ -184,7 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         reason = redis_fault(exc)
         if reason is None:
-            raise
+            # A bug, not a finding: its own exit status, so that "1: dead links left" (fix,
+            # scan, batch) never stands for a crash in a script or a CI job.
+            traceback.print_exc()
+            return fail(f"internal_error: {type(exc).__name__}: {exc} (a bug in pagetrail; "
+                        "the traceback is above)", INTERNAL_ERROR_EXIT)
         return fail(f"broker_unavailable: {reason}")
     except KeyboardInterrupt:
         return fail("interrupted", 130)
