@@ -2,8 +2,8 @@
 
     python bench/train_ranking.py train FEATURES.jsonl [FEATURES.jsonl ...]
         [--out tools/ranking/data/answer_model.json] [--folds family|world]
-        [--error-target 0.01] [--risk 0.05] [--seed 0] [--world-root DIR ...]
-        [--oof-out FILE.jsonl] [--augment-missing] [--dry-run]
+        [--fold-groups N] [--jobs N] [--error-target 0.01] [--risk 0.05] [--seed 0]
+        [--world-root DIR ...] [--oof-out FILE.jsonl] [--augment-missing] [--dry-run]
     python bench/train_ranking.py measure FEATURES.jsonl REPORT.json [--model FILE]
 
 Each FEATURES file is one world's `pagetrail eval WORLD --features FILE` (method `full`), named
@@ -21,7 +21,9 @@ right page"; a gone case's candidates are all wrong.
    predicted by a model fitted on its siblings, which is what a new migration of known sites
    is to the shipped model —, or families of worlds (worlds made from the same cases, a
    mutated world and its source, dev and dev2), so a held-out fold's sites were never seen:
-   the estimate for a web of other sites;
+   the estimate for a web of other sites. `--fold-groups N` deals the worlds (or families),
+   in name order, into N folds: the cost of validation grows with folds × worlds, and forty
+   worlds one by one is forty fits of thirty-nine; `--jobs N` fits N folds at once;
 2. the answer model: each case re-ordered by its out-of-fold probabilities, the new first's
    `learned.answer_features` (ANSWER_INPUTS of them), a logistic regression; its own
    out-of-fold scores (same folds) calibrated by Platt's sigmoid; the recommend line is the
@@ -46,6 +48,7 @@ be told. A report whose recoveries ran out of time (`multiworld.budget_overruns`
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import math
 import sys
@@ -263,27 +266,47 @@ def fold_key(case: Case, by: str) -> str:
     return case.family if by == "family" else case.world
 
 
-def fold_of(data: Sequence[Case], by: str) -> list[str]:
-    """Each case's fold: its family (or world, `by`), else — too few — five folds of cases."""
+def fold_of(data: Sequence[Case], by: str, groups: int = 0) -> list[str]:
+    """Each case's fold: its family (or world, `by`) — dealt into `groups` folds when given —,
+    else — too few — five folds of cases."""
     keys = [fold_key(c, by) for c in data]
-    if len(set(keys)) > 1:
-        return keys
-    return [f"cases{i % 5}" for i in range(len(data))]
+    if len(set(keys)) <= 1:
+        return [f"cases{i % 5}" for i in range(len(data))]
+    if groups and groups < len(set(keys)):
+        dealt = {key: f"group{i % groups}" for i, key in enumerate(sorted(set(keys)))}
+        return [dealt[k] for k in keys]
+    return keys
+
+
+def _held_out_probabilities(data: Sequence[Case], folds: Sequence[str], fold: str, seed: int,
+                            extra: Sequence[Case], by: str) -> dict[int, np.ndarray]:
+    """One fold's cases' ranking probabilities from a model fitted on the other folds."""
+    dealt = dict(zip((fold_key(c, by) for c in data), folds, strict=False))
+    # scikit-learn's own prediction: equal to the pure evaluator's (a test checks it)
+    fitted = [c for c, f in zip(data, folds, strict=True) if f != fold]
+    fitted += [c for c in extra if dealt.get(fold_key(c, by), fold_key(c, by)) != fold]
+    booster, _ = fit_booster(fitted, seed)
+    return {i: booster.predict_proba(data[i].x)[:, 1]
+            for i, f in enumerate(folds) if f == fold}
 
 
 def out_of_fold_ranking(data: Sequence[Case], folds: Sequence[str], seed: int,
-                        extra: Sequence[Case] = (), by: str = "world") -> list[np.ndarray]:
+                        extra: Sequence[Case] = (), by: str = "world",
+                        jobs: int = 1) -> list[np.ndarray]:
     """Each case's ranking probabilities from a model fitted on the other folds (and on the
-    `extra` training-only cases of the other folds)."""
+    `extra` training-only cases of the other folds); `jobs` folds fitted at once, each in
+    its own process (the boosted trees fit on one core)."""
     out: list[np.ndarray] = [np.zeros(0)] * len(data)
-    for fold in sorted(set(folds)):
-        # scikit-learn's own prediction: equal to the pure evaluator's (a test checks it)
-        fitted = [c for c, f in zip(data, folds, strict=True) if f != fold]
-        fitted += [c for c in extra if fold_key(c, by) != fold]
-        booster, _ = fit_booster(fitted, seed)
-        for i, f in enumerate(folds):
-            if f == fold:
-                out[i] = booster.predict_proba(data[i].x)[:, 1]
+    names = sorted(set(folds))
+    if jobs > 1:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+            parts = list(pool.map(_held_out_probabilities, *zip(
+                *((data, folds, fold, seed, extra, by) for fold in names), strict=True)))
+    else:
+        parts = [_held_out_probabilities(data, folds, fold, seed, extra, by) for fold in names]
+    for part in parts:
+        for i, probabilities in part.items():
+            out[i] = probabilities
     return out
 
 
@@ -457,7 +480,9 @@ def train(args: argparse.Namespace) -> int:
     data, worlds, variants = load(args.features, args.augment_missing)
     if len(worlds) < 3:
         raise UsageError("give at least 3 worlds (leave-worlds-out needs them)")
-    folds = fold_of(data, args.folds)
+    if args.fold_groups < 0 or args.fold_groups == 1 or args.jobs < 1:
+        raise UsageError("--fold-groups takes 0 or 2 and more, --jobs 1 and more")
+    folds = fold_of(data, args.folds, args.fold_groups)
     n_candidates = sum(len(c.right) for c in data)
     print(f"{len(data)} decided cases, {n_candidates} candidates, {len(worlds)} worlds, "
           f"{len(set(folds))} folds ({args.folds}), {len(learned.FEATURES)} features",
@@ -465,7 +490,7 @@ def train(args: argparse.Namespace) -> int:
     if variants:
         print(f"{len(variants)} lists without their right page (training only)",
               file=sys.stderr)
-    oof_rank = out_of_fold_ranking(data, folds, args.seed, variants, args.folds)
+    oof_rank = out_of_fold_ranking(data, folds, args.seed, variants, args.folds, args.jobs)
     xs, ys = answer_rows(data, oof_rank)
     raw = out_of_fold_answer(xs, ys, folds)
     calibration_x, calibration_y = platt(raw, ys)
@@ -489,10 +514,12 @@ def train(args: argparse.Namespace) -> int:
         "trained": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": "python bench/train_ranking.py train " + " ".join(
             p.name for p in args.features) + f" --folds {args.folds} --seed {args.seed}"
-                   f" --error-target {args.error_target} --risk {args.risk}"
+                   + (f" --fold-groups {args.fold_groups}" if args.fold_groups else "")
+                   + f" --error-target {args.error_target} --risk {args.risk}"
                    + (" --augment-missing" if args.augment_missing else ""),
         "worlds": provenance_of(worlds, args.world_root), "seed": args.seed,
-        "folds": args.folds, "cases": len(data), "candidates": n_candidates,
+        "folds": args.folds, "fold_groups": args.fold_groups, "cases": len(data),
+        "candidates": n_candidates,
         "missing_variants": len(variants),
         "ranking_params": BOOSTING,
         "answer_params": {"inputs": list(ANSWER_INPUTS), "C": LOGISTIC_C, "calibration": "platt"},
@@ -612,6 +639,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("features", type=Path, nargs="+", metavar="FEATURES.jsonl")
     t.add_argument("--out", type=Path, default=learned.MODEL_FILE)
     t.add_argument("--folds", choices=("family", "world"), default="world")
+    t.add_argument("--fold-groups", type=int, default=0, metavar="N",
+                   help="deal the worlds (or families) into N folds (0: one fold each)")
+    t.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="fit N folds at once, one process each")
     t.add_argument("--error-target", type=float, default=0.01)
     t.add_argument("--risk", type=float, default=0.05,
                    help="the chance allowed that a world is wrong beyond the target")

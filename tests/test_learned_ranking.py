@@ -483,3 +483,30 @@ def test_lists_without_their_right_page_train_the_ranking_only(tmp_path: Path):
     assert provenance["cases"] == len(data) == 180
     assert "--augment-missing" in provenance["command"]
     assert sum(r["decided"] for r in provenance["out_of_fold_table"]) == len(data)
+
+
+def test_worlds_dealt_into_fold_groups_and_fitted_in_parallel(tmp_path: Path):
+    bench = load_bench("train_ranking")
+    rows = _synthetic(7, worlds=("w1", "w2", "w3", "w4", "w5"))
+    paths = _write_worlds(tmp_path, rows)
+    data, _, variants = bench.load(paths, augment=True)
+    folds = bench.fold_of(data, "world", 2)
+    assert sorted(set(folds)) == ["group0", "group1"]
+    # a world is never split across folds: held out, all of its cases are held out together
+    by_world: dict[str, set[str]] = {}
+    for case, fold in zip(data, folds, strict=True):
+        by_world.setdefault(case.world, set()).add(fold)
+    assert all(len(f) == 1 for f in by_world.values()) and len(by_world) == 5
+    assert bench.fold_of(data, "world", 9) == [c.world for c in data]  # more groups than worlds
+    one = bench.out_of_fold_ranking(data, folds, 0, variants, "world", jobs=1)
+    two = bench.out_of_fold_ranking(data, folds, 0, variants, "world", jobs=2)
+    assert all(np.array_equal(a, b) for a, b in zip(one, two, strict=True))
+    # a fold's variants train the other fold only: held out together with their world
+    alone = bench.out_of_fold_ranking(data, folds, 0, (), "world", jobs=1)
+    assert not all(np.array_equal(a, b) for a, b in zip(one, alone, strict=True))
+    out = tmp_path / "model.json"
+    assert bench.main(["train", *map(str, paths), "--fold-groups", "2", "--jobs", "2",
+                       "--out", str(out)]) == 0
+    provenance = learned.load_model(out).provenance
+    assert provenance["fold_groups"] == 2 and "--fold-groups 2" in provenance["command"]
+    assert bench.main(["train", *map(str, paths), "--fold-groups", "1", "--dry-run"]) == 2
