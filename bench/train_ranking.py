@@ -3,7 +3,8 @@
     python bench/train_ranking.py train FEATURES.jsonl [FEATURES.jsonl ...]
         [--out tools/ranking/data/answer_model.json] [--folds family|world]
         [--fold-groups N] [--jobs N] [--error-target 0.01] [--risk 0.05] [--seed 0]
-        [--world-root DIR ...] [--oof-out FILE.jsonl] [--augment-missing] [--dry-run]
+        [--world-root DIR ...] [--oof-out FILE.jsonl] [--augment-missing]
+        [--augment-listings] [--dry-run]
     python bench/train_ranking.py measure FEATURES.jsonl REPORT.json [--model FILE]
 
 Each FEATURES file is one world's `pagetrail eval WORLD --features FILE` (method `full`), named
@@ -204,6 +205,24 @@ def missing_variants(world: str, rows: Iterable[Mapping[str, Any]], family: str 
         keep = [i for i, row in enumerate(hand) if not row["right"]]
         if keep and len(keep) < len(hand):
             out.append(_case(world, family, f"{case}#missing", [hand[i] for i in keep],
+                             [ranked[i] for i in keep], depth, scored=False, answer="none",
+                             right=[False] * len(keep)))
+    return out
+
+
+def listing_variants(world: str, rows: Iterable[Mapping[str, Any]], family: str = "",
+                     depth: int = policy.LEARNED_DEPTH) -> list[Case]:
+    """Each decided case whose list holds listing pages (tags, categories, link lists), none
+    of them right, again with those pages alone: the list a thin search gives (the pages that
+    link to everything are what it still finds), every candidate wrong (`--augment-listings`,
+    for the ranking model only). A model fitted on full lists reads the hand ranking's lead
+    as the answer, and a list of listing pages has a first too."""
+    out = []
+    for case, hand, ranked in _decided_lists(rows):
+        keep = [i for i, row in enumerate(hand)
+                if float(row.get("scores", {}).get("listing") or 0.0) > 0.0]
+        if keep and len(keep) < len(hand) and not any(hand[i]["right"] for i in keep):
+            out.append(_case(world, family, f"{case}#listings", [hand[i] for i in keep],
                              [ranked[i] for i in keep], depth, scored=False, answer="none",
                              right=[False] * len(keep)))
     return out
@@ -428,7 +447,7 @@ def families(cases: Mapping[str, set[str]]) -> dict[str, str]:
     return family
 
 
-def load(paths: Sequence[Path], augment: bool = False,
+def load(paths: Sequence[Path], augment: bool = False, listings: bool = False,
          ) -> tuple[list[Case], list[str], list[Case]]:
     """The decided cases of each world, the worlds, and (`augment`) the training-only
     `missing_variants`."""
@@ -448,6 +467,8 @@ def load(paths: Sequence[Path], augment: bool = False,
         data.extend(found)
         if augment:
             variants.extend(missing_variants(world, rows, family[world]))
+        if listings:
+            variants.extend(listing_variants(world, rows, family[world]))
     return data, list(rows_of), variants
 
 
@@ -477,7 +498,7 @@ def print_table(table: Sequence[Mapping[str, Any]]) -> None:
 
 
 def train(args: argparse.Namespace) -> int:
-    data, worlds, variants = load(args.features, args.augment_missing)
+    data, worlds, variants = load(args.features, args.augment_missing, args.augment_listings)
     if len(worlds) < 3:
         raise UsageError("give at least 3 worlds (leave-worlds-out needs them)")
     if args.fold_groups < 0 or args.fold_groups == 1 or args.jobs < 1:
@@ -488,8 +509,8 @@ def train(args: argparse.Namespace) -> int:
           f"{len(set(folds))} folds ({args.folds}), {len(learned.FEATURES)} features",
           file=sys.stderr)
     if variants:
-        print(f"{len(variants)} lists without their right page (training only)",
-              file=sys.stderr)
+        print(f"{len(variants)} training-only lists, every candidate wrong (a list without "
+              "its right page, a list's listing pages alone)", file=sys.stderr)
     oof_rank = out_of_fold_ranking(data, folds, args.seed, variants, args.folds, args.jobs)
     xs, ys = answer_rows(data, oof_rank)
     raw = out_of_fold_answer(xs, ys, folds)
@@ -516,11 +537,13 @@ def train(args: argparse.Namespace) -> int:
             p.name for p in args.features) + f" --folds {args.folds} --seed {args.seed}"
                    + (f" --fold-groups {args.fold_groups}" if args.fold_groups else "")
                    + f" --error-target {args.error_target} --risk {args.risk}"
-                   + (" --augment-missing" if args.augment_missing else ""),
+                   + (" --augment-missing" if args.augment_missing else "")
+                   + (" --augment-listings" if args.augment_listings else ""),
         "worlds": provenance_of(worlds, args.world_root), "seed": args.seed,
         "folds": args.folds, "fold_groups": args.fold_groups, "cases": len(data),
         "candidates": n_candidates,
-        "missing_variants": len(variants),
+        "missing_variants": sum(v.case.endswith("#missing") for v in variants),
+        "listing_variants": sum(v.case.endswith("#listings") for v in variants),
         "ranking_params": BOOSTING,
         "answer_params": {"inputs": list(ANSWER_INPUTS), "C": LOGISTIC_C, "calibration": "platt"},
         "error_target": args.error_target, "risk": args.risk,
@@ -648,6 +671,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="the chance allowed that a world is wrong beyond the target")
     t.add_argument("--augment-missing", action="store_true",
                    help="also fit the ranking on each list without its right page")
+    t.add_argument("--augment-listings", action="store_true",
+                   help="also fit the ranking on each list's listing pages alone")
     t.add_argument("--oof-out", type=Path, default=None,
                    help="also write each case's out-of-fold answer probability (JSON lines)")
     t.add_argument("--seed", type=int, default=0)

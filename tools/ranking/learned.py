@@ -294,7 +294,36 @@ def candidate_features(dead_url: str, ranked: Sequence[Listed], index: int, *,
     out["other_url_similarity"] = _number(runner.scores.get("url_similarity")) if runner else 0.0
     out["other_title_similarity"] = (_number(runner.scores.get("title_similarity"))
                                      if runner else 0.0)
+    out.update(kinship(ranked, index))
     return out
+
+
+def _extends(longer: Sequence[str], shorter: Sequence[str]) -> bool:
+    """`longer` is `shorter` with tokens added (all of `shorter`, in order, and more)."""
+    return (len(shorter) >= 2 and len(longer) > len(shorter)
+            and _common_in_order(shorter, longer) == len(shorter))
+
+
+def _page_name(url: str) -> list[str]:
+    return _slug(*_segments(url))
+
+
+def kinship(ranked: Sequence[Listed], index: int) -> dict[str, float]:
+    """Whether the candidate is another listed candidate's title or page name with words
+    added (a derivative of it: an edition, an update, a digest of it), or the base another
+    one adds words to. Read from the list itself, so that a site's own way of naming its
+    derivatives is learned as a relation, not as words."""
+    me = ranked[index]
+    my_title, my_name = _plain_words(me.title), _page_name(me.url)
+    others = [c for i, c in enumerate(ranked) if i != index]
+    titles = [_plain_words(c.title) for c in others]
+    names = [_page_name(c.url) for c in others]
+    return {
+        "title_extends_other": float(any(_extends(my_title, t) for t in titles)),
+        "title_base_of_other": float(any(_extends(t, my_title) for t in titles)),
+        "name_extends_other": float(any(_extends(my_name, n) for n in names)),
+        "name_base_of_other": float(any(_extends(n, my_name) for n in names)),
+    }
 
 
 FEATURES: tuple[str, ...] = tuple(candidate_features(
