@@ -24,7 +24,10 @@ right page"; a gone case's candidates are all wrong.
    mutated world and its source, dev and dev2), so a held-out fold's sites were never seen:
    the estimate for a web of other sites. `--fold-groups N` deals the worlds (or families),
    in name order, into N folds: the cost of validation grows with folds × worlds, and forty
-   worlds one by one is forty fits of thirty-nine; `--jobs N` fits N folds at once;
+   worlds one by one is forty fits of thirty-nine; `--jobs N` fits N folds at once. Lists
+   that train the ranking only, every candidate wrong, each held out with its world:
+   `--augment-listings`, each list's listing pages alone (what a thin search leaves: the
+   shipped model), `--augment-missing`, each list without its right page;
 2. the answer model: each case re-ordered by its out-of-fold probabilities, the new first's
    `learned.answer_features` (ANSWER_INPUTS of them), a logistic regression; its own
    out-of-fold scores (same folds) calibrated by Platt's sigmoid; the recommend line is the
