@@ -518,7 +518,9 @@ class _Planner:
 
     def __init__(self, world: World, live: list[dict[str, Any]], seed: int) -> None:
         self.world, self.live, self.seed = world, live, seed
-        self.up_hosts = {name for name, spec in world.hosts.items() if spec.state == "up"}
+        # Hosts that serve their pages: a parked host answers every path with its parking
+        # page, so a page moved onto it would be lost (an answer no recovery can find).
+        self.up_hosts = {name for name, spec in world.hosts.items() if spec.serves_pages}
         self.migrations: dict[str, list[tuple[str, Any]]] = {}
         self.mapping: dict[str, str] = {}  # live URL → its new URL
         self.new_hosts: dict[str, str] = {}

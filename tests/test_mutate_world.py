@@ -283,3 +283,51 @@ def test_a_site_with_an_international_name_gets_its_new_hosts(tmp_path, monkeypa
     moved = _cases(out)["m0"]["expect"]["urls"][0]
     assert "//news." in moved and "/news/" not in moved
     assert validate_world(out) == []
+
+
+def _parked_parent_world(root: Path) -> Path:
+    """A site whose pages live on its subdomain now, its old host parked (every path gets
+    the parking page)."""
+    w = WorldBuilder(root, name="parked", format=2, search={"results_per_page": 10})
+    w.host("site.example", not_found="parked")
+    for host in ("news.site.example", "blog.example"):
+        w.host(host)
+    old = "https://site.example/2019/solar-farms-double-in-a-year"
+    new = "https://news.site.example/2019/solar-farms-double-in-a-year"
+    w.page(new, page("Solar farms double in a year"))
+    w.capture(old, "20190601000000", html=page("Solar farms double in a year"))
+    w.case("m0", old, "moved_new_host", "moved", [new], archived=True,
+           source={"url": "https://blog.example/links", "anchor": "solar", "context": ""})
+    w.page("https://blog.example/links", page("Links"))
+    w.page("https://news.site.example/", page("News"))
+    w.page("https://site.example/", page("This domain may be for sale"))
+    w.page("https://blog.example/", page("Blog"))
+    return w.write()
+
+
+def test_no_page_moves_onto_a_parked_host(tmp_path, monkeypatch):
+    """host → folder would put news.site.example/x at site.example/news/x; site.example is
+    parked, so the page would be lost (a world whose answer no recovery can reach)."""
+    source = _parked_parent_world(tmp_path / "src")
+    monkeypatch.setattr(mutate, "compose", lambda rng: [("host_to_folder", None)])
+    out = tmp_path / "out"
+    mutate.mutate_world(source, out, seed=1)
+    moved = _cases(out)["m0"]["expect"]["urls"][0]
+    assert moved.startswith("https://news.site.example/"), moved
+    assert validate_world(out) == []
+
+
+def test_the_validator_names_an_answer_on_a_parked_host(tmp_path):
+    source = _parked_parent_world(tmp_path / "src")
+    live = [json.loads(line) for line in (source / "live.jsonl").read_text().splitlines()]
+    lost = "https://site.example/news/2019/solar-farms-double-in-a-year"
+    for resource in live:
+        if resource["url"] == "https://news.site.example/2019/solar-farms-double-in-a-year":
+            resource["url"] = lost
+    (source / "live.jsonl").write_text("".join(json.dumps(r) + "\n" for r in live))
+    cases = [json.loads(line) for line in (source / "cases.jsonl").read_text().splitlines()]
+    cases[0]["expect"]["urls"] = [lost]
+    (source / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    problems = validate_world(source)
+    assert problems == [f"cases.jsonl: m0: answer {lost} is on host site.example, which serves "
+                        "no pages (up, not found: parked)"]

@@ -7,8 +7,9 @@ can get wrong while still loading — and lists every such problem, not only the
 
 - each case's category agrees with its expected kind (moved_* → moved, replaced →
   replacement, gone → archived | none, alive → alive);
-- the answers of moved and replacement cases are live pages (status 200), and no case that
-  is dead answers 200 itself (it would not be dead);
+- the answers of moved and replacement cases are live pages (status 200) on hosts that serve
+  their pages (up, not parked), and no case that is dead answers 200 itself (it would not
+  be dead);
 - an alive case's URL is served (it may be slow or flaky, not missing);
 - a case's linking page (``source.url``) is served;
 - when ``expect.archived`` is true (and for every ``archived`` case) the archive holds a 200
@@ -22,6 +23,7 @@ import html
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from warcio.archiveiterator import ArchiveIterator
 
@@ -69,6 +71,10 @@ def _case_problems(world: World, archived: set[str]) -> Iterable[str]:
             served = world.lookup(answer)
             if served is not None and served.status != 200:
                 yield f"{where}: answer {answer} is served with status {served.status}, not 200"
+            host = world.host(urlsplit(answer).hostname or "")
+            if host is not None and not host.serves_pages:
+                yield f"{where}: answer {answer} is on host {host.name}, which serves no " \
+                      f"pages ({host.state}, not found: {host.not_found})"
         served = world.lookup(case.url)
         if case.category != "alive" and served is not None and served.status == 200:
             yield f"{where}: a dead case whose URL answers 200"

@@ -35,6 +35,12 @@ class HostSpec:
     flaky: float = 0.0
     not_found_blob: str | None = None
 
+    @property
+    def serves_pages(self) -> bool:
+        """Whether the host's own pages are served: it is up and not parked (a parked host
+        answers every path, known or not, with its parking page)."""
+        return self.state == "up" and self.not_found != "parked"
+
 
 @dataclass(frozen=True)
 class LiveResource:
