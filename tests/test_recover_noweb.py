@@ -178,6 +178,32 @@ def test_link_following_fuses_term_overlap_and_url_likeness():
     assert len(hits[moved]) == 1 and hits[moved][0][:2] == ("LINKS", "links")
 
 
+def test_links_to_another_host_of_the_site_are_followed():
+    """The dead site moved a section to its own subdomain (www.…/health/x → health.…/x);
+    a tag page of the old host links the page there. A link to another registered domain
+    (a look-alike site) is not the site's, however like the dead URL, and a link whose
+    query carries an address (a login page's `?redirect=`, a tracker) is no page of its own."""
+    from urllib.parse import quote
+
+    from pagetrail.tools.models import Link
+    from pagetrail.tools.recovery.context import Budget, DeadURL, Findings
+    from pagetrail.tools.recovery.stages.links import follow_links
+
+    dead = "https://www.paper.example/health/tired-all-the-time-these-illnesses-id4598"
+    moved = "https://health.paper.example/tired-all-the-time-these-illnesses-id4598"
+    elsewhere = "https://www.paper-copy.example/health/tired-all-the-time-these-illnesses"
+    found = Findings.start(DeadURL(dead), Budget())
+    found.pages.outlinks["http://paper.example/tag/tired"] = [
+        Link(url=moved, anchor="Tired all the time: these illnesses may be why"),
+        Link(url=elsewhere, anchor="Tired all the time: these illnesses may be why"),
+        Link(url=f"https://login.paper.example/?redirect={quote(dead, safe='')}",
+             anchor="Tired all the time: these illnesses may be why")]
+    added = follow_links(found, dead, set(), "Tired all the time: these illnesses",
+                         {"paper.example"})
+    assert added == 1
+    assert [e.url for e in found.candidates.values()] == [moved]
+
+
 def test_a_section_moved_to_its_own_host_is_found_in_that_hosts_map(tmp_path):
     """URL only (no archived copy, no linking page): the site moved its documents from
     www.…/dev/docs/ to their own host, under date folders (/2018/05/dev-docs/…) that differ

@@ -94,3 +94,15 @@ def test_a_page_address_with_credentials_is_never_copied():
              "https://www.daily-online.example:8443/news/city/harbour/ferry.html"]
     assert new_homes(dead, pages, name_chars=NAME_CHARS) == [
         "https://www.daily-online.example:8443/news/city/harbour/bridge.html"]
+
+
+def test_the_word_separator_of_the_folders_siblings():
+    siblings = ["https://org.example/about_the_team/", "https://org.example/contact_us/",
+                "https://org.example/news/"]  # one word: no separator to read
+    # the dead page's own folder, restyled: its siblings separate words by '_'
+    assert transplants("https://org.example/about-us/", siblings) == [
+        "https://org.example/about_us/"]
+    # one sibling shows no style, and mixed separators show none
+    assert transplants("https://org.example/about-us/", siblings[:1]) == []
+    assert transplants("https://org.example/about-us/",
+                       [*siblings, "https://org.example/our-story/"]) == []

@@ -13,6 +13,7 @@ from pagetrail.tools.content.uritokens import (
     allgrams_from_uri,
     features,
     path_tokens,
+    registered_domain,
     similarity_tokens,
     slug_words,
     split_compound,
@@ -180,3 +181,11 @@ def test_every_url_consumer_reads_the_same_words():
 def test_split_compound_is_the_one_concatenation_splitter():
     assert split_compound("solarfarms") == split_concatenated("solarfarms") == ("solar", "farms")
     assert split_compound("baseball") == ()  # a word is not split into base + ball
+
+
+def test_the_registered_domain_of_a_host():
+    assert registered_domain("health.wmn.de") == registered_domain("www.wmn.de") == "wmn.de"
+    assert registered_domain("news.bbc.co.uk") == "bbc.co.uk"
+    assert registered_domain("bbc.co.uk") == "bbc.co.uk"
+    assert registered_domain("www.bbc-online.co.uk") == "bbc-online.co.uk"
+    assert registered_domain("127.0.0.1") == "127.0.0.1"  # no suffix: the host itself

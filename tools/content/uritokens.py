@@ -180,6 +180,15 @@ def site_name(host: str) -> str:
     return stem.rsplit(".", 1)[-1]
 
 
+def registered_domain(host: str) -> str:
+    """The name under which a site's hosts are registered (`health.wmn.de` → `wmn.de`,
+    `news.bbc.co.uk` → `bbc.co.uk`): its site name and public suffix; the host itself when
+    no suffix is known (an IP address, a bare name)."""
+    host = host.lower().rstrip(".")
+    suffix = public_suffix(host)
+    return f"{site_name(host)}.{suffix}" if suffix else host
+
+
 def carries_site_name(dead_host: str, host: str, min_chars: int) -> bool:
     """`host` is named after the dead one's site (`spiegel.de` → `spiegelhq.de`): a home the
     site may have moved to that no variant rule guesses. Names shorter than `min_chars` are

@@ -51,12 +51,19 @@ def _without_numbers(name: str) -> str:
     return separator.join(p for p in _NAME_PARTS.split(name) if p and not p.isdigit())
 
 
+def _separator(name: str) -> str:
+    """The one word separator a name uses ('-' or '_'); "" for none or both."""
+    used = {mark for mark in "-_" if mark in name}
+    return used.pop() if len(used) == 1 else ""
+
+
 def transplants(dead_url: str, siblings: Iterable[str], limit: int = policy.SIBLING_FOLDERS) -> list[str]:
     """URLs made of the dead page's slug under the folders of its live same-site siblings,
-    styled like the siblings there (extension, trailing slash, and no number parts where no
-    sibling's name has any: 'slug-1202189233' → 'slug'); most populated folder first. The
-    dead page's own folder counts only when that restyling changes its name. Empty when the
-    slug names nothing by itself."""
+    styled like the siblings there (extension, trailing slash, word separator — 'a-b' → 'a_b'
+    where the siblings' names all use '_' —, and no number parts where no sibling's name has
+    any: 'slug-1202189233' → 'slug'); most populated folder first. The dead page's own folder
+    counts only when that restyling changes its name. Empty when the slug names nothing by
+    itself."""
     dead = _split(dead_url)
     if dead is None:
         return []
@@ -69,6 +76,7 @@ def transplants(dead_url: str, siblings: Iterable[str], limit: int = policy.SIBL
     folders: Counter[str] = Counter()
     style: dict[str, tuple[str, str]] = {}  # folder -> (extension, trailing slash)
     numbered: dict[str, bool] = {}  # folder -> a sibling's name there has a number part
+    separators: dict[str, Counter[str]] = {}  # folder -> the separators its names use
     for url in siblings:
         split = _split(url)
         if split is None or site_of(url) != site or not split[2]:
@@ -79,6 +87,7 @@ def transplants(dead_url: str, siblings: Iterable[str], limit: int = policy.SIBL
         folders[folder] += 1
         name = FILE_EXTENSION.sub("", last)
         numbered[folder] = numbered.get(folder, False) or _has_number(name)
+        separators.setdefault(folder, Counter())[_separator(name)] += 1
         if folder not in style:
             match = FILE_EXTENSION.search(last)
             style[folder] = (match.group(0) if match else "",
@@ -88,6 +97,7 @@ def transplants(dead_url: str, siblings: Iterable[str], limit: int = policy.SIBL
         name = bare
         if not numbered[folder] and count >= policy.MIN_STYLE_SIBLINGS and _has_number(bare):
             name = _without_numbers(bare) or bare
+        name = _restyled_separator(name, separators[folder])
         if folder == dead_folder and name == bare:
             continue
         extension, slash = style[folder]
@@ -95,6 +105,21 @@ def transplants(dead_url: str, siblings: Iterable[str], limit: int = policy.SIBL
         if len(out) >= limit:
             break
     return out
+
+
+def _restyled_separator(name: str, used: Counter[str]) -> str:
+    """`name` with the word separator of its folder's siblings, when at least
+    policy.MIN_STYLE_SIBLINGS of them separate words and all by the other one."""
+    own = _separator(name)
+    if not own:
+        return name
+    separated = {mark: n for mark, n in used.items() if mark}
+    if len(separated) != 1:
+        return name
+    (theirs, n), = separated.items()
+    if theirs == own or n < policy.MIN_STYLE_SIBLINGS:
+        return name
+    return name.replace(own, theirs)
 
 
 def new_homes(dead_url: str, pages: Iterable[str], *, name_chars: int,

@@ -9,8 +9,10 @@ and URL with the evidence."""
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl, urlsplit
+
 from pagetrail.tools import policy
-from pagetrail.tools.content.uritokens import carries_site_name
+from pagetrail.tools.content.uritokens import carries_site_name, registered_domain
 from pagetrail.tools.engines.base import SearchContext
 from pagetrail.tools.engines.overlap import rank_by_overlap, rank_by_url
 from pagetrail.tools.models import Candidate, Hit
@@ -89,16 +91,21 @@ def looks_related(candidate: Candidate) -> bool:
 
 def follow_links(found: Findings, dead_url: str, linked_from: set[str], query: str,
                  sites: set[str]) -> int:
-    """Link targets on `sites` from pages fetched so far, best first: by overlap with
+    """Link targets on `sites` (or another host of theirs) from pages fetched so far, best first: by overlap with
     `query` and by how much their URL looks like the dead one (a slug of stop words, a
     renamed folder), the two orders fused. Returns candidates added."""
+    # A site's other hosts count as the site: a section moved to its own subdomain
+    # (www.x.de/health/… → health.x.de/…) is linked from the pages of the old host.
+    domains = {registered_domain(site) for site in sites}
+    domains.discard("")
     links: dict[str, str] = {}
     for page, page_links in found.pages.outlinks.items():
-        if page in linked_from or site_of(page) not in sites:
+        if page in linked_from or _domain(page) not in domains:
             continue
         linked_from.add(page)
         for link in page_links:
-            if site_of(link.url) not in sites or normalize_url(link.url) in found.candidates:
+            if _domain(link.url) not in domains or carries_address(link.url) or \
+                    normalize_url(link.url) in found.candidates:
                 continue
             # The anchor alone: the words around a link in a list of links are the
             # neighbours' and would make every link of the list look alike.
@@ -124,6 +131,27 @@ def follow_links(found: Findings, dead_url: str, linked_from: set[str], query: s
         if found.add_hit("LINKS", Hit(url=url, rank=rank, engine="links")) is not None:
             added += 1
     return added
+
+
+def carries_address(url: str) -> bool:
+    """A link whose query holds another address (`/linktrack/?url=https%3A…`,
+    `/login?redirect=https://…`): a redirector, a tracker or a login page, whose likeness to
+    the dead URL is the address it carries, not its own (pure)."""
+    try:
+        query = urlsplit(url).query
+    except ValueError:
+        return True
+    return any(value.lstrip().lower().startswith(("http://", "https://", "//"))
+               for _name, value in parse_qsl(query, keep_blank_values=True))
+
+
+def _domain(url: str) -> str:
+    """The registered domain of a URL's host; "" for one that cannot be parsed (a page's
+    links are untrusted)."""
+    try:
+        return registered_domain(host_of(url))
+    except ValueError:
+        return ""
 
 
 def worth_following(recall: dict[str, float], likeness: dict[str, float]) -> set[str]:
