@@ -258,21 +258,28 @@ def test_a_site_moves_all_its_pages_alike(hand):
         assert moved[0].folders == moved[1].folders, seed  # same place, same words, same date
 
 
+def _one_move(root: Path, old: str, new: str, category: str) -> WorldBuilder:
+    """A world of one moved page, archived, linked from a blog (its hosts and roots are the
+    caller's to add)."""
+    w = WorldBuilder(root, name=root.name, format=2, search={"results_per_page": 10})
+    w.host("blog.example")
+    w.page(new, page("Solar farms double in a year"))
+    w.capture(old, "20190601000000", html=page("Solar farms double in a year"))
+    w.case("m0", old, category, "moved", [new], archived=True,
+           source={"url": "https://blog.example/links", "anchor": "solar", "context": ""})
+    w.page("https://blog.example/links", page("Links"))
+    w.page("https://blog.example/", page("Blog"))
+    return w
+
+
 def test_a_site_with_an_international_name_gets_its_new_hosts(tmp_path, monkeypatch):
     """A host split off the folder of a site whose name is not ASCII is listed in world.json
     (it was compared in Unicode with the mapping's IDNA form, left out, and the world refused)."""
-    w = WorldBuilder(tmp_path / "idn", name="idn", format=2, search={"results_per_page": 10})
-    for host in ("münchen.example", "blog.example"):
-        w.host(host)
-    old = "https://münchen.example/news/solar-farms-double-in-a-year"
-    new = "https://münchen.example/stories/solar-farms-double-in-a-year"
-    w.page(new, page("Solar farms double in a year"))
-    w.capture(old, "20190601000000", html=page("Solar farms double in a year"))
-    w.case("m0", old, "moved_same_host", "moved", [new], archived=True,
-           source={"url": "https://blog.example/links", "anchor": "solar", "context": ""})
-    w.page("https://blog.example/links", page("Links"))
+    w = _one_move(tmp_path / "idn", "https://münchen.example/news/solar-farms-double-in-a-year",
+                  "https://münchen.example/stories/solar-farms-double-in-a-year",
+                  "moved_same_host")
+    w.host("münchen.example")
     w.page("https://münchen.example/", page("München"))
-    w.page("https://blog.example/", page("Blog"))
     source = w.write()
     monkeypatch.setattr(mutate, "compose", lambda rng: [("folder_to_host", None)])
     out = tmp_path / "out"
@@ -288,20 +295,12 @@ def test_a_site_with_an_international_name_gets_its_new_hosts(tmp_path, monkeypa
 def _parked_parent_world(root: Path) -> Path:
     """A site whose pages live on its subdomain now, its old host parked (every path gets
     the parking page)."""
-    w = WorldBuilder(root, name="parked", format=2, search={"results_per_page": 10})
+    w = _one_move(root, "https://site.example/2019/solar-farms-double-in-a-year",
+                  "https://news.site.example/2019/solar-farms-double-in-a-year", "moved_new_host")
     w.host("site.example", not_found="parked")
-    for host in ("news.site.example", "blog.example"):
-        w.host(host)
-    old = "https://site.example/2019/solar-farms-double-in-a-year"
-    new = "https://news.site.example/2019/solar-farms-double-in-a-year"
-    w.page(new, page("Solar farms double in a year"))
-    w.capture(old, "20190601000000", html=page("Solar farms double in a year"))
-    w.case("m0", old, "moved_new_host", "moved", [new], archived=True,
-           source={"url": "https://blog.example/links", "anchor": "solar", "context": ""})
-    w.page("https://blog.example/links", page("Links"))
+    w.host("news.site.example")
     w.page("https://news.site.example/", page("News"))
     w.page("https://site.example/", page("This domain may be for sale"))
-    w.page("https://blog.example/", page("Blog"))
     return w.write()
 
 
