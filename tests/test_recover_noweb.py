@@ -182,7 +182,8 @@ def test_links_to_another_host_of_the_site_are_followed():
     """The dead site moved a section to its own subdomain (www.…/health/x → health.…/x);
     a tag page of the old host links the page there. A link to another registered domain
     (a look-alike site) is not the site's, however like the dead URL, and a link whose
-    query carries an address (a login page's `?redirect=`, a tracker) is no page of its own."""
+    query carries an address (a login page's `?redirect=`, a tracker) is no page of its own.
+    A malformed link is skipped."""
     from urllib.parse import quote
 
     from pagetrail.tools.models import Link
@@ -197,7 +198,9 @@ def test_links_to_another_host_of_the_site_are_followed():
         Link(url=moved, anchor="Tired all the time: these illnesses may be why"),
         Link(url=elsewhere, anchor="Tired all the time: these illnesses may be why"),
         Link(url=f"https://login.paper.example/?redirect={quote(dead, safe='')}",
-             anchor="Tired all the time: these illnesses may be why")]
+             anchor="Tired all the time: these illnesses may be why"),
+        # a page's links are untrusted: one that does not parse is skipped, not raised
+        Link(url="http://[paper.example/health/tired-all-the-time", anchor="Tired all the time")]
     added = follow_links(found, dead, set(), "Tired all the time: these illnesses",
                          {"paper.example"})
     assert added == 1

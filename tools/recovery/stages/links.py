@@ -91,9 +91,9 @@ def looks_related(candidate: Candidate) -> bool:
 
 def follow_links(found: Findings, dead_url: str, linked_from: set[str], query: str,
                  sites: set[str]) -> int:
-    """Link targets on `sites` (or another host of theirs) from pages fetched so far, best first: by overlap with
-    `query` and by how much their URL looks like the dead one (a slug of stop words, a
-    renamed folder), the two orders fused. Returns candidates added."""
+    """Link targets on `sites` (or another host of theirs) from pages fetched so far, best
+    first: by overlap with `query` and by how much their URL looks like the dead one (a slug
+    of stop words, a renamed folder), the two orders fused. Returns candidates added."""
     # A site's other hosts count as the site: a section moved to its own subdomain
     # (www.x.de/health/… → health.x.de/…) is linked from the pages of the old host.
     domains = {registered_domain(site) for site in sites}
