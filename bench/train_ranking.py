@@ -6,6 +6,9 @@
         [--world-root DIR ...] [--oof-out FILE.jsonl] [--augment-missing]
         [--augment-listings] [--dry-run]
     python bench/train_ranking.py measure FEATURES.jsonl REPORT.json [--model FILE]
+    python bench/train_ranking.py line FEATURES.jsonl FEATURES.jsonl FEATURES.jsonl ...
+        [--model FILE] [--out tools/ranking/data/answer_model.json] [--error-target 0.01]
+        [--risk 0.01] [--world-root DIR ...] [--dry-run]
 
 Each FEATURES file is one world's `pagetrail eval WORLD --features FILE` (method `full`), named
 WORLD.features.jsonl; REPORT.json (for `measure`) is that eval's `--json` report. The rows are
@@ -47,6 +50,14 @@ weak anchors too, from the hand ranking's clamped list as the rows have it), the
 the eval gave (0 when the eval ran with this model: the integration's check), and
 `listing_alone`: how often listing pages left alone in a list (a thin search, simulated) would
 be told. A report whose recoveries ran out of time (`multiworld.budget_overruns`) is refused.
+
+`line`: the model's recommend line chosen again on worlds it never saw (three or more, none
+of its training worlds, each FEATURES file beside its WORLD.json report): the training's rule
+(`lowest_safe_line`) over the model's own decisions on them, pooled — no out-of-fold estimate
+needed, so the line is what a new web does to this model rather than what its siblings did to
+a fold's —, and the same rule over their thin lists, each told one a wrong answer; the higher
+of the two. Prints each world and the pooled total at the old and the new line; writes the
+model with the new line and `provenance["line"]` (worlds and seeds, the rule, the table).
 """
 
 from __future__ import annotations
@@ -395,11 +406,19 @@ def choose_line(data: Sequence[Case], probability: np.ndarray, right: Sequence[b
     same pooled error). The pooled rate is the estimate that improves with more worlds; the
     binomial tail turns it into the per-world target."""
     dead = int(np.median(list(Counter(c.world for c in data).values())))
-    said = np.asarray(probability)
-    wrong = np.array([not r for r in right])
+    return lowest_safe_line(probability, [not r for r in right], dead, target, risk)
+
+
+def lowest_safe_line(probability: Sequence[float] | np.ndarray, wrong: Sequence[bool],
+                     dead: int, target: float, risk: float) -> float:
+    """The lowest of the `probability` values at which answering every case at or above it,
+    at the pooled rate of `wrong` ones so told, leaves a world of `dead` decided dead cases
+    wrong for more than `target` of them with probability at most `risk` (the highest
+    probability + a hair when none is)."""
+    said = np.asarray(probability, dtype=float)
+    bad = np.asarray(wrong, dtype=bool)
     for line in sorted(set(float(p) for p in said)):
-        told_now = said >= line
-        rate = float((told_now & wrong).sum()) / len(data)
+        rate = float(((said >= line) & bad).sum()) / len(said)
         if world_risk(rate, dead, target) <= risk:
             return line
     return float(said.max()) + 1e-6
@@ -644,18 +663,142 @@ def listing_alone(rows: Iterable[Mapping[str, Any]], model: learned.AnswerModel,
     categories, link lists) and none of them right, decided on those pages alone. `said`:
     how often the model would tell one of them — what a unit test's hand-made tag page
     cannot measure (its scores sit where no training list has one)."""
-    cases = said = 0
+    answers = thin_list_answers(rows, model)
+    return {"cases": len(answers),
+            "said": sum(policy.recommends(a, model.recommend_at) for a in answers)}
+
+
+def thin_list_answers(rows: Iterable[Mapping[str, Any]], model: learned.AnswerModel,
+                      ) -> list[float]:
+    """The answer probability of each thin list (`listing_alone`): each one told is a wrong
+    answer."""
+    answers = []
     for _case_id, hand, ranked in _decided_lists(rows):
         pages = [(row, item) for row, item in zip(hand, ranked, strict=True)
                  if float(row.get("scores", {}).get("listing") or 0.0) > 0.0]
         if not pages or any(row["right"] for row, _item in pages):
             continue
-        decision = learned.decide(str(hand[0]["dead_url"]), [item for _row, item in pages],
+        answers.append(learned.decide(str(hand[0]["dead_url"]), [item for _row, item in pages],
+                                      archived_copy=bool(hand[0]["archived_copy_found"]),
+                                      model=model).answer)
+    return answers
+
+
+# ------------------------------------------------------------------ the line on unseen worlds
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One world the model never saw, decided by it: each decided dead case's answer
+    probability, whether its new first is wrong, whether it is a scored case (moved or
+    replaced) and whether it is one whose new first is right; each thin list's answer
+    probability."""
+
+    world: str
+    answers: np.ndarray
+    wrong: np.ndarray
+    scored: np.ndarray
+    scored_right: np.ndarray
+    thin: np.ndarray
+
+    def told(self, line: float) -> dict[str, int]:
+        """What the world is told at `line`."""
+        says = self.answers >= line
+        return {"right": int((says & self.scored_right).sum()),
+                "scored": int(self.scored.sum()), "wrong": int((says & self.wrong).sum()),
+                "dead": len(self.answers), "thin_said": int((self.thin >= line).sum()),
+                "thin": len(self.thin)}
+
+
+def held_out(world: str, rows: Sequence[Mapping[str, Any]],
+             model: learned.AnswerModel) -> HeldOut:
+    answers, wrong, scored, right = [], [], [], []
+    for _case_id, hand, ranked in _decided_lists(rows):
+        decision = learned.decide(str(hand[0]["dead_url"]), ranked,
                                   archived_copy=bool(hand[0]["archived_copy_found"]),
                                   model=model)
-        cases += 1
-        said += int(policy.recommends(decision.answer, decision.recommend_at))
-    return {"cases": cases, "said": said}
+        first_right = bool(hand[decision.order[0]]["right"])
+        answers.append(decision.answer)
+        wrong.append(not first_right)
+        scored.append(hand[0]["expect_kind"] in SCORED)
+        right.append(first_right and scored[-1])
+    if not answers:
+        raise UsageError(f"{world}: no decided case of method 'full'")
+    return HeldOut(world=world, answers=np.array(answers), wrong=np.array(wrong),
+                   scored_right=np.array(right),
+                   scored=np.array(scored),
+                   thin=np.array(thin_list_answers(rows, model), dtype=float))
+
+
+def line_on_held_out(worlds: Sequence[HeldOut], target: float, risk: float,
+                     ) -> dict[str, float]:
+    """The line by `lowest_safe_line` over the pooled held-out decisions (a world of their
+    median size), and the same rule over their thin lists, each told one a wrong answer (a
+    web whose search finds only listing pages); `chosen` is the higher of the two."""
+    dead = int(np.median([len(w.answers) for w in worlds]))
+    answers = np.concatenate([w.answers for w in worlds])
+    wrong = np.concatenate([w.wrong for w in worlds])
+    cases = lowest_safe_line(answers, list(wrong), dead, target, risk)
+    thin = np.concatenate([w.thin for w in worlds])
+    thin_line = lowest_safe_line(thin, [True] * len(thin), dead, target, risk) if len(thin) \
+        else 0.0
+    return {"cases": cases, "thin_lists": thin_line, "chosen": max(cases, thin_line),
+            "median_dead": dead}
+
+
+def line(args: argparse.Namespace) -> int:
+    """Choose the model's recommend line on worlds it never saw (module docstring)."""
+    model = learned.load_model(args.model) if args.model else learned.shipped_model()
+    trained_on = {str(w.get("world")) for w in model.provenance.get("worlds", [])}
+    worlds: list[HeldOut] = []
+    for features in args.features:
+        world = world_name(features)
+        if world in trained_on:
+            raise UsageError(f"{world}: the model was trained on it (a line is chosen on "
+                             "worlds the model never saw)")
+        if world in {w.world for w in worlds}:
+            raise UsageError(f"world {world} given twice")
+        report_path = features.with_name(f"{world}.json")
+        if not report_path.is_file():
+            raise UsageError(f"{features}: its eval report {report_path} is missing")
+        overloaded = budget_overruns(json.loads(report_path.read_text(encoding="utf-8")))
+        if overloaded:
+            raise UsageError(f"{report_path}: {overloaded}")
+        worlds.append(held_out(world, read_rows(features), model))
+    if len(worlds) < 3:
+        raise UsageError("give at least 3 worlds the model never saw (one world's line is "
+                         "its luck)")
+    chosen = line_on_held_out(worlds, args.error_target, args.risk)
+    print("| world | line | answered right | answered wrong | thin lists told |")
+    print("|---|---:|---:|---:|---:|")
+    for at in sorted({model.recommend_at, chosen["chosen"]}):
+        told = [(w.world, w.told(at)) for w in worlds]
+        total = {key: sum(t[key] for _w, t in told) for key in told[0][1]}
+        for name, t in [*told, ("**all**", total)]:
+            print(f"| {name} | {at:.3f} | {t['right']} of {t['scored']} | {t['wrong']} of "
+                  f"{t['dead']} | {t['thin_said']} of {t['thin']} |")
+    print(f"line: {model.recommend_at:.4f} → {chosen['chosen']:.4f} (decided cases "
+          f"{chosen['cases']:.4f}, thin lists {chosen['thin_lists']:.4f})", file=sys.stderr)
+    provenance = dict(model.provenance)
+    provenance["line"] = {
+        "chosen": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": "python bench/train_ranking.py line " + " ".join(
+            p.name for p in args.features)
+                   + f" --error-target {args.error_target} --risk {args.risk}",
+        "worlds": provenance_of([w.world for w in worlds], args.world_root),
+        "error_target": args.error_target, "risk": args.risk, "trained_line":
+            provenance.get("line", {}).get("trained_line", model.recommend_at),
+        "rule": "the training's rule (line_rule) over the shipped model's own decisions on "
+                "worlds it never saw, pooled; the same rule over their thin lists (each told "
+                "one wrong); the higher of the two",
+        **{k: round(v, 6) for k, v in chosen.items()},
+        "table": [{"world": w.world, **w.told(chosen["chosen"])} for w in worlds]}
+    if not args.dry_run:
+        new = replace(model, recommend_at=chosen["chosen"], provenance=provenance)
+        args.out.write_text(json.dumps(new.to_json(), separators=(",", ":")) + "\n",
+                            encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -688,8 +831,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("report", type=Path, metavar="REPORT.json")
     m.add_argument("--model", type=Path, default=None)
     m.set_defaults(func=measure)
+    c = commands.add_parser("line", help="choose the recommend line on worlds the model "
+                                         "never saw")
+    c.add_argument("features", type=Path, nargs="+", metavar="FEATURES.jsonl")
+    c.add_argument("--model", type=Path, default=None)
+    c.add_argument("--out", type=Path, default=learned.MODEL_FILE)
+    c.add_argument("--error-target", type=float, default=0.01)
+    c.add_argument("--risk", type=float, default=0.01,
+                   help="the chance allowed that a world is wrong beyond the target")
+    c.add_argument("--world-root", type=Path, action="append", default=[],
+                   help="where mutated worlds live (their MUTATION.json: source, seed)")
+    c.add_argument("--dry-run", action="store_true")
+    c.set_defaults(func=line)
     args = parser.parse_args(argv)
-    paths = args.features if args.command == "train" else [args.features, args.report]
+    paths = args.features if args.command in ("train", "line") else [args.features, args.report]
     for path in paths:
         if not path.is_file():
             print(f"error: {path}: no such file", file=sys.stderr)

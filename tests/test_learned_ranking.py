@@ -555,3 +555,101 @@ def test_a_lists_listing_pages_alone_train_the_ranking_only(tmp_path: Path):
     assert provenance["listing_variants"] == len(variants)
     assert provenance["missing_variants"] == 0 and provenance["cases"] == len(data)
     assert "--augment-listings" in provenance["command"]
+
+
+def test_the_line_is_chosen_again_on_worlds_the_model_never_saw(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    bench = load_bench("train_ranking")
+    trained = tmp_path / "trained"
+    trained.mkdir()
+    model_path = tmp_path / "model.json"
+    assert bench.main(["train", *map(str, _write_worlds(trained, _synthetic(5))),
+                       "--folds", "world", "--out", str(model_path)]) == 0
+    model = learned.load_model(model_path)
+    unseen = tmp_path / "unseen"
+    unseen.mkdir()
+    paths = _write_worlds(unseen, _synthetic(6, ("h1", "h2", "h3")))
+    for path in paths:  # an eval report whose recoveries all finished
+        path.with_name(path.name.replace(".features.jsonl", ".json")).write_text("{}")
+    out = tmp_path / "relined.json"
+    capsys.readouterr()
+    assert bench.main(["line", *map(str, paths), "--model", str(model_path),
+                       "--out", str(out), "--risk", "0.05"]) == 0
+    table = capsys.readouterr().out
+    assert "| h1 |" in table and "| h3 |" in table
+    relined = learned.load_model(out)
+    line = relined.provenance["line"]
+    assert [w["world"] for w in line["worlds"]] == ["h1", "h2", "h3"]
+    assert line["trained_line"] == pytest.approx(model.recommend_at)
+    assert relined.recommend_at == pytest.approx(line["chosen"])
+    # the models are the trained ones; only the line moved
+    assert relined.ranking.to_json() == model.ranking.to_json()
+    assert relined.provenance["worlds"] == model.provenance["worlds"]
+    # the line is the rule's over the model's own decisions on the unseen worlds
+    held = [bench.held_out(bench.world_name(p), bench.read_rows(p), model) for p in paths]
+    answers = np.concatenate([h.answers for h in held])
+    wrong = np.concatenate([h.wrong for h in held])
+    dead = int(np.median([len(h.answers) for h in held]))
+    assert line["cases"] == pytest.approx(bench.lowest_safe_line(answers, list(wrong), dead,
+                                                                 0.01, 0.05), abs=1e-6)
+    told = sum(h.told(relined.recommend_at)["wrong"] for h in held)
+    assert bench.world_risk(told / len(answers), dead, 0.01) <= 0.05
+    lower = [a for a in answers if a < line["cases"]]
+    if lower:  # one step lower the rule is broken
+        below = max(lower)
+        assert bench.world_risk(float(((answers >= below) & wrong).sum()) / len(answers),
+                                dead, 0.01) > 0.05
+    assert sum(r["right"] for r in line["table"]) == sum(
+        h.told(relined.recommend_at)["right"] for h in held) > 0
+    pooled = sum(h.told(relined.recommend_at)["wrong"] for h in held)
+    dead_all = sum(len(h.answers) for h in held)
+    assert f"| **all** | {relined.recommend_at:.3f} |" in table
+    assert f" {pooled} of {dead_all} |" in table.split(f"| **all** | {relined.recommend_at:.3f}")[1]
+
+
+def test_a_line_is_refused_on_training_worlds_few_worlds_or_starved_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    bench = load_bench("train_ranking")
+    trained = _write_worlds(tmp_path, _synthetic(5))
+    model_path = tmp_path / "model.json"
+    assert bench.main(["train", *map(str, trained), "--folds", "world",
+                       "--out", str(model_path)]) == 0
+    unseen = tmp_path / "unseen"
+    unseen.mkdir()
+    paths = _write_worlds(unseen, _synthetic(6, ("h1", "h2", "h3")))
+    capsys.readouterr()
+
+    def refused(args: list[Path], message: str) -> None:
+        assert bench.main(["line", *map(str, args), "--model", str(model_path),
+                           "--dry-run"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+
+    refused(paths, "h1.json is missing")
+    for path in paths:
+        path.with_name(path.name.replace(".features.jsonl", ".json")).write_text("{}")
+    refused([trained[0], *paths], "w1: the model was trained on it")
+    refused(paths[:2], "at least 3 worlds")
+    starved = {"by_method": {"full": {}},
+               "results": [{"id": f"c{i}", "method": "full", "failures": {"budget": 1}}
+                           for i in range(20)]}
+    (unseen / "h2.json").write_text(json.dumps(starved))
+    refused(paths, "the time budget ran out on 20 of 20 recoveries")
+
+
+def test_the_line_also_keeps_thin_lists_untold():
+    bench = load_bench("train_ranking")
+
+    def world(name: str, thin: list[float]) -> object:
+        answers = np.linspace(0.05, 0.99, 200)
+        wrong = np.zeros(200, dtype=bool)
+        return bench.HeldOut(world=name, answers=answers, wrong=wrong, scored=~wrong,
+                             scored_right=~wrong, thin=np.array(thin))
+
+    # every decided answer right, thin lists under them: everything is said
+    quiet = bench.line_on_held_out([world(n, [0.01, 0.02]) for n in "abc"], 0.01, 0.01)
+    assert quiet["cases"] == pytest.approx(0.05) and quiet["chosen"] == pytest.approx(0.05)
+    # thin lists whose listing pages the model is sure of: the line rises over most of them
+    loud = bench.line_on_held_out([world(n, [0.6, 0.7, 0.8, 0.9]) for n in "abc"], 0.01, 0.01)
+    assert loud["thin_lists"] > 0.8 and loud["chosen"] == loud["thin_lists"]
+    assert loud["median_dead"] == 200
