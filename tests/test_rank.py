@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -219,27 +218,6 @@ def test_duplicates_are_merged(memento):
     ])
     assert len(ranked) == 1
     assert ranked[0].scores.query_votes == 2 and ranked[0].methods == ["TI", "LS5"]
-
-
-def test_ranking_40_candidates_is_fast(memento):
-    names = ["wework_techcrunch", "titan_map", "meth_thehill", "meth_njcom", "wework_venturebeat"]
-    documents = [page(n) for n in names]
-    candidates = [
-        CandidateEvidence(f"https://site{i}.example/a/page-{i}",
-                          documents[i % 5].model_copy(update={"url": f"https://site{i}.example/a/page-{i}"}),
-                          [("TI", "searxng", i % 10 + 1)])
-        for i in range(40)
-    ]
-    rank_candidates(Reference(dead_url=DEAD, memento=memento), candidates)  # warm caches
-    best = min(_cpu_seconds(lambda: rank_candidates(Reference(dead_url=DEAD, memento=memento),
-                                                    candidates)) for _ in range(3))
-    assert best < 0.05
-
-
-def _cpu_seconds(function) -> float:
-    start = time.process_time()
-    function()
-    return time.process_time() - start
 
 
 # ---------------------------------------------------------------- decide
