@@ -31,7 +31,9 @@ async def test_other_users_are_not_held_up() -> None:
     assert limiter.ahead_of(job_keys("U1", "C1")) == 1
     started = time.monotonic()
     await limiter.acquire(job_keys("U2", "C1"))
-    assert time.monotonic() - started < 0.2
+    # U1's second job waits ~1 s; U2's is not queued behind it. Half that is the bound, so a
+    # busy CI machine cannot fail a test of who waits for whom.
+    assert time.monotonic() - started < 0.5
     await slow
 
 

@@ -121,8 +121,9 @@ RECOMMEND_AT = 0.5
 # bench/train_ranking.py across worlds): when on, the hand ranking's first LEARNED_DEPTH live
 # candidates are re-ordered by the ranking model's probability that each is the right page, and
 # the new first is recommended when the answer model's calibrated probability reaches the
-# model's own line (`LEARNED_MODEL_FILE`'s recommend_at, chosen by the training for an error
-# target of 1 % of dead cases in every world), instead of its hand confidence reaching
+# model's own line (`LEARNED_MODEL_FILE`'s recommend_at, chosen for an error target of 1 % of
+# dead cases in every world — by the training out of fold, then again on worlds the model
+# never saw: `bench/train_ranking.py line`), instead of its hand confidence reaching
 # RECOMMEND_AT. Measured on mutated worlds made after the model: docs/evaluation.md. If the
 # model cannot be read, the answer names it (failure "confidence") and the hand ranking decides.
 LEARNED_ANSWER = True
