@@ -7,8 +7,7 @@ the saved real pages in `--pages` (default: the ranking tests' fixtures, five ne
 scrapinghub/article-extraction-benchmark, MIT; see their SOURCES.md) at its own address, and
 prints the CPU seconds of one ranking over `--runs` runs (minimum, median, maximum), after one
 warm-up ranking. CPU time (process_time), not wall time, so other work on the machine weighs
-less. It was a timed unit test until a shared CI machine ran it 1 % over its budget; a speed
-target is a benchmark's figure, not a test's verdict (docs/benchmarks.md).
+less. A speed target is a benchmark's figure, not a unit test's verdict (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -26,7 +25,10 @@ PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "rank"
 
 def saved_page(path: Path) -> Document:
     """One saved page: line 1 its URL, line 2 its title, line 3 its site, a blank, the text."""
-    url, title, site, _blank, text = path.read_text(encoding="utf-8").split("\n", 4)
+    parts = path.read_text(encoding="utf-8").split("\n", 4)
+    if len(parts) < 5 or parts[3].strip():
+        raise SystemExit(f"{path}: not a saved page (URL, title, site, a blank line, the text)")
+    url, title, site, _blank, text = parts
     return Document(url=url, title=title, site_name=site, text=text, lang="en")
 
 
