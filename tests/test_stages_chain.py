@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from stage_fakes import ListingEngine, TableEngine, make_context
+from stage_fakes import ListingEngine, Response, TableEngine, TableFetcher, make_context
 
 from pagetrail.tools import policy
 from pagetrail.tools.engines.base import scope_of
@@ -92,6 +92,32 @@ def test_the_chain_runs_every_stage_with_its_own_state():
     assert first.site[1].guesses is not second.site[1].guesses  # type: ignore[attr-defined]
     assert [s.NAME for s in (*first.direct, *first.site, *first.neighbourhood)] == [
         "direct", "dead site", "moved host", "siblings", "answer sites", "links"]
+
+
+def _linking(title: str, links: list[tuple[str, str]]) -> Response:
+    anchors = " ".join(f'<a href="{url}">{anchor}</a>' for url, anchor in links)
+    return Response(content=f"<html><head><title>{title}</title></head><body><p>Pages filed "
+                            f"here.</p>{anchors}</body></html>".encode())
+
+
+def test_the_links_of_the_pages_read_last_are_followed_once_nothing_is_left_to_ask():
+    """The site's search lists a hub page; the neighbourhood follows it to a tag page, read
+    by the step's last ranking; with no step left, the tag page's links are followed still
+    (`Chain.last_links`): the moved page is linked from it alone."""
+    hub, tag = "https://old.example/sections/", "https://old.example/tag/solar-farms/"
+    moved = "https://old.example/archive/solar-farms-double-7731"
+    fetcher = TableFetcher({
+        hub: _linking("Sections", [(tag, "Solar farms double")]),
+        tag: _linking("Tag: solar farms", [(moved, "Solar farms double")]),
+        moved: Response(content=b"<html><head><title>Solar farms double</title></head><body>"
+                                b"<p>The county's solar farms doubled their output.</p>"
+                                b"</body></html>")})
+    ctx, found = make_context(DEAD, engines=[TableEngine("mapper", scope="site", urls=[hub])],
+                              fetcher=fetcher)
+    asyncio.run(chain.Chain(ctx, found).search())
+    by_url = {c.url: c for c in found.ranked}
+    assert moved in by_url, list(by_url)
+    assert "LINKS" in by_url[moved].methods and by_url[moved].title == "Solar farms double"
 
 
 class PluginMapper:

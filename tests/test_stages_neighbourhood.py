@@ -7,6 +7,7 @@ import asyncio
 
 from stage_fakes import Listing, ListingEngine, TableEngine, make_context
 
+from pagetrail.tools import policy
 from pagetrail.tools.models import Candidate, Hit, Link, Scores
 from pagetrail.tools.recovery.context import Ask
 from pagetrail.tools.recovery.homes import Guesses
@@ -92,6 +93,58 @@ def test_links_list_the_site_of_a_related_candidate_and_follow_fetched_pages_lin
     assert asyncio.run(stage.settle(ctx, found)) == 1
     assert [e.url for e in found.candidates.values()] == [other]
     assert asyncio.run(stage.settle(ctx, found)) == 0  # a page's links followed once
+
+
+def test_links_read_a_related_sites_map_though_the_dead_host_is_silent():
+    """The site engine is left out for a silent dead host (its timeouts), not for the host
+    a related candidate lives on: that host's own map is read by every lister."""
+    mapper, captures = ListingEngine("mapper"), TableEngine("captures", scope="archive")
+    ctx, found = make_context(DEAD, engines=[mapper, captures], host_silent=True,
+                              site_gone=True)
+    found.ranked = [Candidate(url="https://new.example/energy/solar", kind="replacement",
+                              confidence=0.2, scores=Scores(url_similarity=0.6))]
+    stage = links.Links()
+    asks = asyncio.run(stage.plan(ctx, found))
+    assert {tuple(a.engines) for a in asks.now + asks.then} == {("mapper",), ("captures",)}
+    assert {a.site for a in asks.now + asks.then} == {"new.example"}
+    # Past policy.SILENT_HOST_MAPS such hosts, only the archive's listing (one request).
+    found.ranked = [Candidate(url=f"https://other{i}.example/energy/solar", kind="replacement",
+                              confidence=0.2, scores=Scores(url_similarity=0.6))
+                    for i in range(policy.SILENT_HOST_MAPS + 1)]
+    later = asyncio.run(stage.plan(ctx, found))
+    mapped = {a.site for a in later.now if a.engines == ["mapper"]}
+    listed = {a.site for a in later.now if a.engines == ["captures"]}
+    assert len(mapped) == policy.SILENT_HOST_MAPS - 1 and len(listed) == len(found.ranked)
+    # A dead host that answers: every related host's map, as before.
+    loud, found_loud = make_context(DEAD, engines=[mapper, captures])
+    found_loud.ranked = found.ranked
+    asks_loud = asyncio.run(links.Links().plan(loud, found_loud))
+    assert {a.site for a in asks_loud.now if a.engines == ["mapper"]} == listed
+
+
+def test_the_dead_pages_own_links_are_no_lead():
+    """A tag page links the dead address and its share buttons (`?share=…`): URLs most like
+    the dead one, never its new place; they must not take the link graph's few places."""
+    moved = "https://old.example/archive/solar-farms-double-7731"
+    ctx, found = make_context(DEAD, engines=[ListingEngine("mapper")])
+    found.pages.outlinks["https://old.example/tag/solar/"] = [
+        Link(url=DEAD, anchor="Solar farms double"),
+        *(Link(url=f"{DEAD}?share={name}", anchor="Solar farms double")
+          for name in ("twitter", "facebook", "print")),
+        Link(url=moved, anchor="Solar farms double")]
+    assert asyncio.run(links.Links().settle(ctx, found)) == 1
+    assert [e.url for e in found.candidates.values()] == [moved]
+
+
+def test_is_dead_page_adds_only_queries_to_an_address_without_one():
+    dead = "https://old.example/news/solar-farms-double.html"
+    assert links.is_dead_page("http://www.old.example/news/solar-farms-double.html#top", dead)
+    assert links.is_dead_page(f"{dead}?share=twitter", dead)
+    assert not links.is_dead_page("https://old.example/news/solar-farms-double-2.html", dead)
+    assert not links.is_dead_page("https://new.example/news/solar-farms-double.html", dead)
+    by_query = "https://old.example/index.php?p=12"
+    assert links.is_dead_page(by_query, by_query)
+    assert not links.is_dead_page("https://old.example/index.php?p=13", by_query)
 
 
 def test_links_ask_nothing_when_not_allowed():

@@ -385,6 +385,13 @@ NEIGHBOUR_DEPTH = 8
 NEIGHBOUR_URL = 0.15
 NEIGHBOUR_TITLE = 0.5
 NEIGHBOUR_CONTENT = 0.5
+# While the dead host is silent, the site engine (left out for it) still reads the own map of
+# the first this many of those hosts (`stages.links.map_readers`): the site's new domain is
+# the first related host (`_plan` walks the ranking). On four fresh worlds each answer these
+# maps found took one map, while reading up to 4 (policy.NEIGHBOUR_SITES) cost a recovery up
+# to 12 more requests; the archive's listing of the others is one request each (issue #39,
+# hand-set).
+SILENT_HOST_MAPS = 1
 
 # A remembered answer is given again for ANSWER_CACHE_TTL; an answer site's map, read once a
 # recovery, is kept for LISTING_TTL (the same few sites are read by every recovery: once a
@@ -439,6 +446,10 @@ LINK_CANDIDATES = 3
 # article of the folder).
 LINK_MIN_RECALL = 0.6
 LINK_MIN_LIKENESS = 0.5
+# Once every step has run unconfirmed, the links of the pages the last rankings read are
+# followed at most this many more times (`recovery.chain.Chain.last_links`): a tag page read
+# in the last ranking links to the moved page no search returned (thin index, issue #39).
+LAST_LINK_STEPS = 1
 # The first answer is a page that was read: a top candidate left unfetched (by the budget
 # or the fetch order: only its URL or a snippet ranked it) is read before the answer, and
 # the ranking redone, at most this many times (`recovery.candidates.verify_top`). A page

@@ -2,6 +2,7 @@
 
     direct evidence ─▶ the dead site + the moved host ─▶ neighbourhood
         ─▶ web round 1 ─▶ neighbourhood ─▶ web round 2 ─▶ neighbourhood ─▶ …
+        ─▶ the last pages' links
 
 `Chain` makes one object of each stage per recovery (each keeps its own bookkeeping; the
 siblings and the moved host share the recovery's guessed addresses, `homes.Guesses`). When
@@ -9,7 +10,8 @@ the search starts every stage reads what it needs (`start`); then a step plans i
 in order (each adds what it knows and says what to ask), asks all their `now` queries
 together, then their `then` queries stage by stage, settles them, and ranks the candidates
 (when anything was added or asked, or always for the site and web steps). The chain stops
-at the first step whose ranking is `confirmed`.
+at the first step whose ranking is `confirmed`; when every step has run unconfirmed, the
+links of the pages read by the last rankings are followed (`Chain.last_links`).
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ class Chain:
         self.direct: tuple[Stage, ...] = (Direct(),)
         self.site: tuple[Stage, ...] = (DeadSite(), MovedHost(guesses))
         # The answer sites are read once (with the first neighbourhood); the rest every round.
-        self.neighbourhood: tuple[Stage, ...] = (Siblings(guesses), AnswerSites(), Links())
+        self.links = Links()
+        self.neighbourhood: tuple[Stage, ...] = (Siblings(guesses), AnswerSites(), self.links)
 
     async def search(self) -> list[Candidate]:
         """Run the chain; the final ranking (also in `found.ranked`)."""
@@ -104,7 +107,19 @@ class Chain:
         asked_first = len(found.queries)
         for web_round in web.rounds(ctx, asked_first):
             if await step(ctx, found, (web_round,), always_rank=True):
-                break
+                return found.ranked
             if await step(ctx, found, self.neighbourhood):
-                break
+                return found.ranked
+        await self.last_links()
         return found.ranked
+
+    async def last_links(self) -> None:
+        """With nothing left to ask, the links of the pages the last rankings read (a tag or
+        section page read last links to the answer that no search returned) are followed, at
+        most policy.LAST_LINK_STEPS times — each time only when a link was a lead."""
+        for _ in range(policy.LAST_LINK_STEPS):
+            if not await self.links.settle(self.ctx, self.found):
+                return
+            await rank(self.ctx, self.found)
+            if confirmed(self.found.ranked, self.ctx.reference):
+                return

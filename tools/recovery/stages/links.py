@@ -33,9 +33,12 @@ class Links(Stage):
     def __init__(self) -> None:
         self.linked_from: set[str] = set()  # pages whose links were followed
         self.listed_hosts: set[str] = set()  # hosts whose maps were asked
+        # hosts whose own map (robots.txt, sitemaps, root) the site engine was asked for while
+        # the dead host is silent (`map_readers`)
+        self.mapped_hosts: set[str] = set()
 
     async def plan(self, ctx: Context, found: Findings) -> Asks:
-        return _plan(ctx, found, self.listed_hosts)
+        return _plan(ctx, found, self.listed_hosts, self.mapped_hosts)
 
     async def settle(self, ctx: Context, found: Findings) -> int:
         """Follow the links of the pages fetched so far on the dead site and the listed
@@ -46,7 +49,8 @@ class Links(Stage):
         return follow_links(found, ctx.url, self.linked_from, ctx.listing_queries[0], sites)
 
 
-def _plan(ctx: Context, found: Findings, listed_hosts: set[str]) -> Asks:
+def _plan(ctx: Context, found: Findings, listed_hosts: set[str],
+          mapped_hosts: set[str]) -> Asks:
     """Ask the site-local engines for the maps of the hosts where related candidates live:
     the evidence's words now, the URLs like the dead one then (pages only)."""
     asks = Asks(context=SearchContext(after=ctx.search.after))
@@ -74,10 +78,24 @@ def _plan(ctx: Context, found: Findings, listed_hosts: set[str]) -> Asks:
         if other != dead_site:
             sites.add(other)
             found.listed_sites.add(other)
+        names = map_readers(ctx, host, mapped_hosts)
         asks.now += [Ask("LINKS", query, [name], host)
-                     for name in ctx.engines.site_local for query in ctx.listing_queries]
-        asks.then += [Ask("LINKS", str(ctx.url), [name], host) for name in ctx.engines.site_local]
+                     for name in names for query in ctx.listing_queries]
+        asks.then += [Ask("LINKS", str(ctx.url), [name], host) for name in names]
     return asks
+
+
+def map_readers(ctx: Context, host: str, mapped_hosts: set[str]) -> list[str]:
+    """The engines that list `host`, another host than the dead one. `Engines.site_local`
+    leaves the site engine out for a silent dead host (it would wait out its timeouts), which
+    says nothing of this host: its own map is read too — for the first
+    policy.SILENT_HOST_MAPS such hosts only (the most related first: `_plan` walks the
+    ranking), each costing robots.txt, a sitemap and the root page; the archive's listing of
+    the others is one request."""
+    if ctx.host_silent and len(mapped_hosts) < policy.SILENT_HOST_MAPS:
+        mapped_hosts.add(host)
+        return ctx.engines.listers
+    return ctx.engines.site_local
 
 
 def looks_related(candidate: Candidate) -> bool:
@@ -105,7 +123,8 @@ def follow_links(found: Findings, dead_url: str, linked_from: set[str], query: s
         linked_from.add(page)
         for link in page_links:
             if _domain(link.url) not in domains or carries_address(link.url) or \
-                    normalize_url(link.url) in found.candidates:
+                    normalize_url(link.url) in found.candidates or \
+                    is_dead_page(link.url, dead_url):
                 continue
             # The anchor alone: the words around a link in a list of links are the
             # neighbours' and would make every link of the list look alike.
@@ -143,6 +162,21 @@ def carries_address(url: str) -> bool:
         return True
     return any(value.lstrip().lower().startswith(("http://", "https://", "//"))
                for _name, value in parse_qsl(query, keep_blank_values=True))
+
+
+def is_dead_page(url: str, dead_url: str) -> bool:
+    """The dead page itself, however linked (pure): its address, or — when the dead address
+    has no query — its path with one added (`?share=twitter`, `?replytocom=5`, `?amp`: an
+    action on the page, not another page). Its look-alikes would fill the link graph's few
+    places (policy.LINK_CANDIDATES) with the dead page's own share buttons."""
+    key, dead = normalize_url(url), normalize_url(dead_url)
+    if key == dead:
+        return True
+    dead_parts = urlsplit(dead)
+    if dead_parts.query:
+        return False
+    parts = urlsplit(key)
+    return (parts.netloc, parts.path) == (dead_parts.netloc, dead_parts.path)
 
 
 def _domain(url: str) -> str:
