@@ -122,6 +122,33 @@ def test_links_read_a_related_sites_map_though_the_dead_host_is_silent():
     assert {a.site for a in asks_loud.now if a.engines == ["mapper"]} == listed
 
 
+def test_a_silent_sites_own_new_home_is_mapped_beside_a_republisher():
+    """A republisher ranked above the dead site's own new home (a host of its registered
+    domain, or one named after it) takes the other sites' map slot, not the home's."""
+    mapper, captures = ListingEngine("mapper"), TableEngine("captures", scope="archive")
+    dead = "https://www.solarnews.example/news/solar-farms-double.html"
+    ctx, found = make_context(dead, engines=[mapper, captures], host_silent=True,
+                              site_gone=True)
+    related = Scores(url_similarity=0.6)
+    found.ranked = [Candidate(url=f"https://press{i}.example/energy/solar",
+                              kind="replacement", confidence=0.3, scores=related)
+                    for i in range(policy.SILENT_HOST_MAPS + 1)]
+    found.ranked += [Candidate(url="https://news.solarnews.example/solar-farms-double",
+                               kind="moved", confidence=0.2, scores=related),
+                     Candidate(url="https://solarnewshq.example/solar-farms-double",
+                               kind="moved", confidence=0.2, scores=related)]
+    asks = asyncio.run(links.Links().plan(ctx, found))
+    mapped = {a.site for a in asks.now if a.engines == ["mapper"]}
+    others = {f"press{i}.example" for i in range(policy.SILENT_HOST_MAPS)}
+    # Both are the site's own homes (one of its registered domain, one named after it),
+    # in rank order: the first take the slots, as republishers would have.
+    own = ["news.solarnews.example", "solarnewshq.example"]
+    assert mapped & set(own) == set(own[:policy.SILENT_HOST_MAPS])
+    assert mapped - set(own) == others
+    assert {a.site for a in asks.now if a.engines == ["captures"]} == {
+        c.url.split("/")[2] for c in found.ranked}
+
+
 def test_the_dead_pages_own_links_are_no_lead():
     """A tag page links the dead address and its share buttons (`?share=…`): URLs most like
     the dead one, never its new place; they must not take the link graph's few places."""

@@ -386,11 +386,13 @@ NEIGHBOUR_URL = 0.15
 NEIGHBOUR_TITLE = 0.5
 NEIGHBOUR_CONTENT = 0.5
 # While the dead host is silent, the site engine (left out for it) still reads the own map of
-# the first this many of those hosts (`stages.links.map_readers`): the site's new domain is
-# the first related host (`_plan` walks the ranking). On four fresh worlds each answer these
-# maps found took one map, while reading up to 4 (policy.NEIGHBOUR_SITES) cost a recovery up
-# to 12 more requests; the archive's listing of the others is one request each (issue #39,
-# hand-set).
+# the first this many of those hosts of each kind (`stages.links.map_readers`): the dead
+# site's own new homes (its registered domain, or a host named after it) and other sites (a
+# republisher), each in rank order, so a republisher ranked first does not take the new
+# home's map, nor the reverse. Reading every such host's map (up to policy.NEIGHBOUR_SITES)
+# found a few more answers on fresh worlds at one more request a recovery at the median
+# (each map is robots.txt, a sitemap and the root page); the archive's listing of the others
+# is one request each (issue #39, hand-set).
 SILENT_HOST_MAPS = 1
 
 # A remembered answer is given again for ANSWER_CACHE_TTL; an answer site's map, read once a

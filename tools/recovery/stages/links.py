@@ -89,13 +89,29 @@ def map_readers(ctx: Context, host: str, mapped_hosts: set[str]) -> list[str]:
     """The engines that list `host`, another host than the dead one. `Engines.site_local`
     leaves the site engine out for a silent dead host (it would wait out its timeouts), which
     says nothing of this host: its own map is read too — for the first
-    policy.SILENT_HOST_MAPS such hosts only (the most related first: `_plan` walks the
+    policy.SILENT_HOST_MAPS hosts of each kind (the most related first: `_plan` walks the
     ranking), each costing robots.txt, a sitemap and the root page; the archive's listing of
-    the others is one request."""
-    if ctx.host_silent and len(mapped_hosts) < policy.SILENT_HOST_MAPS:
-        mapped_hosts.add(host)
-        return ctx.engines.listers
-    return ctx.engines.site_local
+    the others is one request. The kinds are the dead site's own new homes (a host of its
+    registered domain, or one named after it) and other sites (a republisher): a site that
+    went silent most often lives on at a home of its own, which a republisher ranked above
+    it must not crowd out."""
+    if not ctx.host_silent:
+        return ctx.engines.site_local
+    dead_host = host_of(ctx.url)
+    kind = _home_kind(dead_host, host)
+    same_kind = [mapped for mapped in mapped_hosts if _home_kind(dead_host, mapped) == kind]
+    if len(same_kind) >= policy.SILENT_HOST_MAPS:
+        return ctx.engines.site_local
+    mapped_hosts.add(host)
+    return ctx.engines.listers
+
+
+def _home_kind(dead_host: str, host: str) -> str:
+    """"own" for a host of the dead site (its registered domain, or named after it), else
+    "other"."""
+    own = (registered_domain(host) == registered_domain(dead_host)
+           or carries_site_name(dead_host, host, policy.MOVED_HOST_NAME_CHARS))
+    return "own" if own else "other"
 
 
 def looks_related(candidate: Candidate) -> bool:
