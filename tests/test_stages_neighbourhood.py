@@ -9,6 +9,7 @@ from stage_fakes import Listing, ListingEngine, TableEngine, make_context
 
 from pagetrail.tools import policy
 from pagetrail.tools.models import Candidate, Hit, Link, Scores
+from pagetrail.tools.net.urls import host_of
 from pagetrail.tools.recovery.context import Ask
 from pagetrail.tools.recovery.homes import Guesses
 from pagetrail.tools.recovery.stages import answer_sites, links, siblings, web
@@ -146,7 +147,15 @@ def test_a_silent_sites_own_new_home_is_mapped_beside_a_republisher():
     assert mapped & set(own) == set(own[:policy.SILENT_HOST_MAPS])
     assert mapped - set(own) == others
     assert {a.site for a in asks.now if a.engines == ["captures"]} == {
-        c.url.split("/")[2] for c in found.ranked}
+        host_of(c.url) for c in found.ranked}
+
+
+def test_home_kind_tells_the_sites_own_hosts_from_other_sites():
+    assert links.home_kind("www.solarnews.de", "magazin.solarnews.de") == "own"
+    assert links.home_kind("www.solarnews.de", "solarnews-online.com") == "own"
+    assert links.home_kind("www.solarnews.de", "press.example.de") == "other"
+    # A name too short to tell (policy.MOVED_HOST_NAME_CHARS) is no kinship.
+    assert links.home_kind("www.ab.de", "abc.de") == "other"
 
 
 def test_the_dead_pages_own_links_are_no_lead():

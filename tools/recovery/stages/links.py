@@ -9,6 +9,7 @@ and URL with the evidence."""
 
 from __future__ import annotations
 
+from collections import Counter
 from urllib.parse import parse_qsl, urlsplit
 
 from pagetrail.tools import policy
@@ -33,12 +34,13 @@ class Links(Stage):
     def __init__(self) -> None:
         self.linked_from: set[str] = set()  # pages whose links were followed
         self.listed_hosts: set[str] = set()  # hosts whose maps were asked
-        # hosts whose own map (robots.txt, sitemaps, root) the site engine was asked for while
-        # the dead host is silent (`map_readers`)
-        self.mapped_hosts: set[str] = set()
+        # how many hosts of each kind ("own", "other": `home_kind`) the site engine was asked
+        # for the own map (robots.txt, sitemaps, root) of while the dead host is silent
+        # (`map_readers`)
+        self.mapped_kinds: Counter[str] = Counter()
 
     async def plan(self, ctx: Context, found: Findings) -> Asks:
-        return _plan(ctx, found, self.listed_hosts, self.mapped_hosts)
+        return _plan(ctx, found, self.listed_hosts, self.mapped_kinds)
 
     async def settle(self, ctx: Context, found: Findings) -> int:
         """Follow the links of the pages fetched so far on the dead site and the listed
@@ -50,7 +52,7 @@ class Links(Stage):
 
 
 def _plan(ctx: Context, found: Findings, listed_hosts: set[str],
-          mapped_hosts: set[str]) -> Asks:
+          mapped_kinds: Counter[str]) -> Asks:
     """Ask the site-local engines for the maps of the hosts where related candidates live:
     the evidence's words now, the URLs like the dead one then (pages only)."""
     asks = Asks(context=SearchContext(after=ctx.search.after))
@@ -78,14 +80,14 @@ def _plan(ctx: Context, found: Findings, listed_hosts: set[str],
         if other != dead_site:
             sites.add(other)
             found.listed_sites.add(other)
-        names = map_readers(ctx, host, mapped_hosts)
+        names = map_readers(ctx, host, mapped_kinds)
         asks.now += [Ask("LINKS", query, [name], host)
                      for name in names for query in ctx.listing_queries]
         asks.then += [Ask("LINKS", str(ctx.url), [name], host) for name in names]
     return asks
 
 
-def map_readers(ctx: Context, host: str, mapped_hosts: set[str]) -> list[str]:
+def map_readers(ctx: Context, host: str, mapped_kinds: Counter[str]) -> list[str]:
     """The engines that list `host`, another host than the dead one. `Engines.site_local`
     leaves the site engine out for a silent dead host (it would wait out its timeouts), which
     says nothing of this host: its own map is read too — for the first
@@ -97,18 +99,16 @@ def map_readers(ctx: Context, host: str, mapped_hosts: set[str]) -> list[str]:
     it must not crowd out."""
     if not ctx.host_silent:
         return ctx.engines.site_local
-    dead_host = host_of(ctx.url)
-    kind = _home_kind(dead_host, host)
-    same_kind = [mapped for mapped in mapped_hosts if _home_kind(dead_host, mapped) == kind]
-    if len(same_kind) >= policy.SILENT_HOST_MAPS:
+    kind = home_kind(host_of(ctx.url), host)
+    if mapped_kinds[kind] >= policy.SILENT_HOST_MAPS:
         return ctx.engines.site_local
-    mapped_hosts.add(host)
+    mapped_kinds[kind] += 1
     return ctx.engines.listers
 
 
-def _home_kind(dead_host: str, host: str) -> str:
-    """"own" for a host of the dead site (its registered domain, or named after it), else
-    "other"."""
+def home_kind(dead_host: str, host: str) -> str:
+    """What `host` is to the dead site (pure): "own" when it is one of the site's hosts (its
+    registered domain) or named after it (`spiegel.de` → `spiegelhq.de`), else "other"."""
     own = (registered_domain(host) == registered_domain(dead_host)
            or carries_site_name(dead_host, host, policy.MOVED_HOST_NAME_CHARS))
     return "own" if own else "other"
