@@ -156,6 +156,10 @@ def test_home_kind_tells_the_sites_own_hosts_from_other_sites():
     assert links.home_kind("www.solarnews.de", "press.example.de") == "other"
     # A name too short to tell (policy.MOVED_HOST_NAME_CHARS) is no kinship.
     assert links.home_kind("www.ab.de", "abc.de") == "other"
+    # Hosts no suffix list knows (an address, a bare name, nothing) are no kin, and no error.
+    for odd in ("", "127.0.0.1", "localhost", "xn--", "a" * 300 + ".de"):
+        assert links.home_kind("www.solarnews.de", odd) == "other"
+        assert links.home_kind(odd, "www.solarnews.de") == "other"
 
 
 def test_the_dead_pages_own_links_are_no_lead():
