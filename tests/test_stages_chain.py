@@ -4,6 +4,7 @@ direct stage and the engines' scopes, with a fake context (tests/stage_fakes.py)
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 from stage_fakes import ListingEngine, Response, TableEngine, TableFetcher, make_context
@@ -12,6 +13,7 @@ from pagetrail.tools import policy
 from pagetrail.tools.engines.base import scope_of
 from pagetrail.tools.errors import ConfigError
 from pagetrail.tools.models import ArchivedRedirect, Candidate, Scores
+from pagetrail.tools.net.urls import normalize_url
 from pagetrail.tools.ranking.rank import Reference
 from pagetrail.tools.recovery import chain
 from pagetrail.tools.recovery.context import Ask, Asks, DeadURL, Engines
@@ -187,3 +189,76 @@ def test_archive_engines_that_remember_captures_are_found_by_their_declared_capa
                         host_silent=False)
     assert scoped.capture_listers == (remembering,)
     assert "listed" in vars(CdxEngine)  # the built-in archive engine declares it
+
+
+# ------------------------------------------------------------------ the answer's stop rule
+
+
+def _listed(url: str, title: str, confidence: float, **scores: float) -> Candidate:
+    return Candidate(url=url, title=title, kind="moved", confidence=confidence,
+                     scores=Scores(**scores))
+
+
+# Under the hand rule's lines (a cosine under policy.MOVED_COSINE, a confidence under
+# policy.CONFIRM_CONFIDENCE), far above the next page for the shipped model.
+MOVED = _listed("https://new.example/energy/solar-farms-double.html", "Solar farms double",
+                0.5, content_cosine=0.6, title_similarity=1.0, url_similarity=0.9, query_votes=3, best_rank=1, rrf=0.05, content_lm=0.9,
+                content_resemblance=0.9, context_similarity=0.9)
+ALIKE = MOVED.model_copy(update={"url": "https://other.example/energy/solar-farms-double"})
+
+
+def _others(n: int) -> list[Candidate]:
+    return [_listed(f"https://else{i}.example/page-{i}", f"Other {i}", 0.05,
+                    content_cosine=0.1, title_similarity=0.1, url_similarity=0.1,
+                    best_rank=5 + i) for i in range(n)]
+
+
+def _ranked(listed: list[Candidate], *, read: set[str]):
+    """A context whose last ranking is `listed`, with an archived copy to compare against;
+    the pages in `read` were fetched (they have a document)."""
+    from pagetrail.tools.content.document import parse_document
+    from pagetrail.tools.ranking.rank import CandidateEvidence
+
+    ctx, found = make_context(DEAD)
+    ctx = dataclasses.replace(ctx, reference=Reference(dead_url=DEAD, memento=parse_document(
+        "<title>Solar farms double</title><p>Solar farms doubled.</p>", DEAD)))
+    for c in listed:
+        found.candidates[normalize_url(c.url)] = CandidateEvidence(
+            url=c.url, hits=[("TI", "websearch", 1)], document=parse_document(
+                f"<title>{c.title}</title><p>text</p>", c.url) if c.url in read else None)
+    found.ranked = listed
+    return ctx, found
+
+
+def test_the_learned_answer_stops_the_chain_once_it_recommends_a_page_it_read():
+    listed = [MOVED, *_others(policy.LEARNED_STOP_CANDIDATES - 1)]
+    ctx, found = _ranked(listed, read={MOVED.url})
+    assert not chain.confirmed(listed, ctx.reference)  # the hand rule is not sure
+    assert chain.answered(ctx, found) and chain.settled(ctx, found, searched=True)
+    # ... but only once a web round was asked and its leads (a hub, a republisher) followed
+    assert not chain.settled(ctx, found)
+
+
+def test_the_learned_answer_does_not_stop_on_an_unread_page_a_short_list_or_a_near_tie():
+    unread = _ranked([MOVED, *_others(policy.LEARNED_STOP_CANDIDATES - 1)], read=set())
+    assert not chain.answered(*unread)
+    short = _ranked([MOVED, *_others(policy.LEARNED_STOP_CANDIDATES - 2)], read={MOVED.url})
+    assert not chain.answered(*short)  # a first step's list: nothing yet to outrank it
+    tie = _ranked([MOVED, ALIKE, *_others(policy.LEARNED_STOP_CANDIDATES)],
+                  read={MOVED.url, ALIKE.url})
+    assert not chain.answered(*tie)
+
+
+def test_a_person_rejected_page_never_stops_the_chain():
+    listed = [MOVED, *_others(policy.LEARNED_STOP_CANDIDATES)]
+    ctx, found = _ranked(listed, read={MOVED.url})
+    ctx = dataclasses.replace(ctx, direct=dataclasses.replace(
+        ctx.direct, rejected=frozenset({normalize_url(MOVED.url)})))
+    assert not chain.answered(ctx, found)
+
+
+def test_a_weak_anchor_never_lets_the_learned_answer_stop_the_chain():
+    listed = [MOVED, *_others(policy.LEARNED_STOP_CANDIDATES)]
+    ctx, found = _ranked(listed, read={MOVED.url})
+    assert chain.answered(ctx, found)
+    assert not chain.answered(dataclasses.replace(ctx, weak_anchor=True), found)

@@ -238,6 +238,18 @@ CONFIRM_TITLE = 0.8
 # also a learnt move (FABLE: `recovery.learn.learned_moves`).
 CONFIRM_CONFIDENCE = 0.9
 CONFIRM_MARGIN = 0.3
+# ... or, once a web round was asked and its leads followed, when the learned answer already
+# recommends a page that was read (`chain.answered`: what the user will be told is decided,
+# and the steps after it cost requests for the same answer) — from a list of at least this
+# many live candidates, nothing else within CONFIRM_MARGIN on the ranking model's scale, and
+# no weak anchor. The model's rows are final lists, and a short or partial one reads to it
+# as unrivalled: stops on lists of one and four candidates told wrong pages (dev3-m1002),
+# stops before the first web round lost two republisher replacements (dev3-m1003: the copies
+# the search would have shown teach later recoveries where answers live,
+# `learn.answers_elsewhere`), and a weak anchor's list gave 0.998 to a page the finished
+# search put at 0.08 (dev2-m900). Hand-set on those three worlds (issue #39), judged on worlds
+# made after it (docs/evaluation.md, "The answer stops the search").
+LEARNED_STOP_CANDIDATES = 5
 
 # ------------------------------------------------------------------ URL names (slug runs)
 

@@ -78,20 +78,10 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
              ranked: list[Candidate], anchor_facts: Any,
              evidence: dict[str, object]) -> Recovery:
     """Kind, reason and candidates of a dead link's answer."""
-    ranked = [c for c in ranked if c.kind != "archived"]
-    # Fig. 8 of Martinez-Romo & Araujo: a one-common-word anchor without an archived copy
-    # to verify against is not enough for the hand ranking to recommend anything.
-    # (A stop anchor — "click here", the URL itself — says nothing: it is no weak anchor.)
-    # The learned answer reads the clamped list (as its training rows have it) and decides
-    # these cases too: its out-of-fold line holds with them (no training world > 1 % wrong),
-    # and on ten fresh worlds the clamp only silenced right answers (bench/train_ranking.py
-    # measure: 0.830 → 0.839 answered right, the same wrong).
-    weak_anchor = (memento is None and anchor_facts is not None
-                   and not anchor_facts.is_stop_anchor and not anchor_facts.usable_alone)
-    if weak_anchor:
+    weak = weak_anchor(memento, anchor_facts)
+    if weak:
         evidence["weak_anchor"] = True
-        ranked = [c.model_copy(update={"confidence": policy.weak_anchor_confidence(c.confidence)})
-                  for c in ranked]
+    ranked = answer_list(ranked, weak=weak)
     top = ranked[0] if ranked else None
     deciding, line = (top.confidence if top else None), policy.RECOMMEND_AT
     if top is not None and policy.LEARNED_ANSWER:
@@ -120,12 +110,34 @@ def for_dead(url: str, found: Findings, check: CheckResult, memento: Memento | N
             reason += f" ({failed.engines_phrase()})"
     else:
         answer = "none"
-        reason = none_reason(failed, weak_anchor)
+        reason = none_reason(failed, weak)
     return Recovery(
         url=str(url), check=check, answer=answer, reason=reason, memento=memento,
         evidence=evidence, queries=found.queries, candidates=candidates,
         failures=found.failures, all_failed=failed.all_failed(),
     )
+
+
+def weak_anchor(memento: Memento | None, anchor_facts: Any) -> bool:
+    """Fig. 8 of Martinez-Romo & Araujo: a one-common-word anchor without an archived copy
+    to verify against is not enough for the hand ranking to recommend anything. (A stop
+    anchor — "click here", the URL itself — says nothing: it is no weak anchor.)"""
+    return (memento is None and anchor_facts is not None
+            and not anchor_facts.is_stop_anchor and not anchor_facts.usable_alone)
+
+
+def answer_list(ranked: list[Candidate], *, weak: bool) -> list[Candidate]:
+    """The live candidates the answer is decided from, in the hand ranking's order, their
+    confidence clamped under a weak anchor (`weak_anchor`). The learned answer reads the
+    clamped list (as its training rows have it) and decides these cases too: its
+    out-of-fold line holds with them (no training world > 1 % wrong), and on ten fresh
+    worlds the clamp only silenced right answers (bench/train_ranking.py measure: 0.830 →
+    0.839 answered right, the same wrong)."""
+    live = [c for c in ranked if c.kind != "archived"]
+    if not weak:
+        return live
+    return [c.model_copy(update={"confidence": policy.weak_anchor_confidence(c.confidence)})
+            for c in live]
 
 
 def learned_ranking(url: str, ranked: list[Candidate],

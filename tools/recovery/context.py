@@ -198,6 +198,9 @@ class Context:
     site_query: str  # what to look for in a site's map: the title, the anchor or URL words
     listing_queries: list[str]  # the site query and the URL's words, without repeats
     direct: DirectEvidence = DirectEvidence()
+    # The anchor is one common word and there is no archived copy (`answer.weak_anchor`):
+    # the answer's list is clamped, and so is the list the stop rule reads.
+    weak_anchor: bool = False
 
     def allowed(self, method: str) -> bool:
         return self.methods is None or method in self.methods

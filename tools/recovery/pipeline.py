@@ -251,6 +251,7 @@ def _context(req: Request, budget: Budget, check: CheckResult,
         listing_queries=list(dict.fromkeys(
             q for q in (site_query, " ".join(qe.url_terms)) if q)),
         direct=gathered.direct,
+        weak_anchor=answer.weak_anchor(memento, gathered.anchor_facts),
     )
     return ctx, service
 
