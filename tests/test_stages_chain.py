@@ -202,7 +202,8 @@ def _listed(url: str, title: str, confidence: float, **scores: float) -> Candida
 # Under the hand rule's lines (a cosine under policy.MOVED_COSINE, a confidence under
 # policy.CONFIRM_CONFIDENCE), far above the next page for the shipped model.
 MOVED = _listed("https://new.example/energy/solar-farms-double.html", "Solar farms double",
-                0.5, content_cosine=0.6, title_similarity=1.0, url_similarity=0.9, query_votes=3, best_rank=1, rrf=0.05, content_lm=0.9,
+                0.5, content_cosine=0.6, title_similarity=1.0, url_similarity=0.9,
+                query_votes=3, best_rank=1, rrf=0.05, content_lm=0.9,
                 content_resemblance=0.9, context_similarity=0.9)
 ALIKE = MOVED.model_copy(update={"url": "https://other.example/energy/solar-farms-double"})
 

@@ -12,8 +12,8 @@ together, then their `then` queries stage by stage, settles them, and ranks the 
 (when anything was added or asked, or always for the site and web steps). The chain stops
 at the first step whose ranking is `settled` — the hand rule is sure (`confirmed`) or, once
 a web round's leads were followed, the learned answer already recommends a page it read
-(`answered`); when every step has run unconfirmed, the
-links of the pages read by the last rankings are followed (`Chain.last_links`).
+(`answered`); when every step has run unsettled, the links of the pages read by the last
+rankings are followed (`Chain.last_links`).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ async def step(ctx: Context, found: Findings, stages: Sequence[Stage], *,
         await rank(ctx, found)
         return settled(ctx, found, searched=searched)
     # Nothing new: the last ranking stands, and its leads have now been followed.
-    return searched and bool(found.ranked) and answered(ctx, found)
+    return searched and answered(ctx, found)
 
 
 class Chain:

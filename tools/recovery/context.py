@@ -199,7 +199,7 @@ class Context:
     listing_queries: list[str]  # the site query and the URL's words, without repeats
     direct: DirectEvidence = DirectEvidence()
     # The anchor is one common word and there is no archived copy (`answer.weak_anchor`):
-    # the answer's list is clamped, and so is the list the stop rule reads.
+    # the answer's list is clamped, and the learned answer never stops the chain.
     weak_anchor: bool = False
 
     def allowed(self, method: str) -> bool:
