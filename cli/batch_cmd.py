@@ -20,7 +20,7 @@ def recover_batch(path: str, output: str | None, *, quiet: bool = False) -> int:
     settings = get_settings()
     dispatcher = get_dispatcher(settings, open_store(settings.database_url))
     with progress_bar(show_progress(quiet), "recovering links") as progress:
-        records = run_async(dispatcher.run("recover", items, progress=progress))
+        records = run_async(dispatcher.recover(items, progress=progress))
     fmt = batch_format(output) if output else "jsonl"
     with open(output, "w", encoding="utf-8", newline="") if output else nullcontext(
             sys.stdout) as out:

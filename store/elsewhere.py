@@ -63,11 +63,13 @@ def _exists(store: Store, dead_url: str, answer_url: str, source: str) -> bool:
 
 @store_call
 def answer_sites(store: Store, *, min_dead_sites: int = 2, min_copy_sites: int | None = None,
-                 limit: int = 10, exclude: str = "") -> list[AnswerSite]:
+                 limit: int = 10, exclude: str = "",
+                 exclude_dead_url: str = "") -> list[AnswerSite]:
     """Sites holding answers for at least `min_dead_sites` distinct dead sites — or, with
     `min_copy_sites`, holding copies (answers of kind "replacement") for that many —, those
     that answered for the most sites first (then the most recent); `exclude` (a site) left
-    out."""
+    out, and the answers recorded for `exclude_dead_url` not counted (what a dead link's own
+    recovery taught is no news to it)."""
     dead_sites = func.count(func.distinct(AnswerElsewhere.dead_site))
     copy_sites = func.count(func.distinct(
         case((AnswerElsewhere.kind == "replacement", AnswerElsewhere.dead_site))))
@@ -77,6 +79,7 @@ def answer_sites(store: Store, *, min_dead_sites: int = 2, min_copy_sites: int |
     last_seen = func.max(AnswerElsewhere.created_at)
     query = (select(AnswerElsewhere.answer_site, func.max(AnswerElsewhere.answer_url),
                     dead_sites, func.count(AnswerElsewhere.id), last_seen)
+             .where(AnswerElsewhere.dead_url != exclude_dead_url)
              .group_by(AnswerElsewhere.answer_site)
              .having(enough)
              .order_by(dead_sites.desc(), last_seen.desc(), AnswerElsewhere.answer_site)

@@ -17,7 +17,7 @@ import importlib
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -27,6 +27,7 @@ from pagetrail.tools.eval.costs import breakdown, endpoint_keys
 from pagetrail.tools.eval.evaluate import FULL, Answer, CaseResult
 from pagetrail.tools.eval.features import live_records
 from pagetrail.tools.models import Candidate, Recovery
+from pagetrail.tools.recovery.revisit import UNANSWERED
 from pagetrail.tools.settings import Settings
 
 # Evaluation method names (the papers' per-method table), in table order. Each runs the
@@ -207,6 +208,8 @@ def recovery_to_result(case_id: str, method: str, recovery: Recovery, *, seconds
         answer=recovery.answer,
         candidates=live_records(recovery.candidates),
         weak_anchor=bool(recovery.evidence.get("weak_anchor")),
+        revisited=str(recovery.evidence["revisited"]) if recovery.evidence.get("revisited")
+        else None,
     )
 
 
@@ -228,7 +231,11 @@ async def run_case(
     timeout: float,
     store: Any = None,
     unavailable_reason: str = "no recovery engine installed",
+    revisit: bool = False,
 ) -> CaseResult:
+    """One case through the engine. `revisit`: the case's second run at the end of the
+    evaluation, through the store's remembered answer — given again (nothing learnt since:
+    the result says `cached`, no request) or answered afresh (`recovery.revisit`)."""
     case_id = str(case["id"])
     if engine is None:
         return CaseResult(id=case_id, method=method, error=f"engine_unavailable: {unavailable_reason}")
@@ -244,7 +251,7 @@ async def run_case(
             settings=settings,
             fetcher=fetcher,
             store=store,
-            use_cache=False,  # score the work, not a remembered answer
+            use_cache=revisit,  # score the work, not a remembered answer (but see revisit)
             methods=EVAL_METHODS.get(method),
         )
         try:
@@ -292,7 +299,9 @@ async def run_evaluation(
     timeout: float = 120.0,
     on_result: Callable[[CaseResult], None] | None = None,
 ) -> list[CaseResult]:
-    """Every case × method through the engine, at most `concurrency` at a time.
+    """Every case × method through the engine, at most `concurrency` at a time; then, as a
+    batch of links is run by `fix`, each dead case answered with no live page once more
+    (`revisits`).
 
     `settings_for(method)` and `store_for(method)` give each method its settings and store
     (its own database, so that no method sees another's cached searches or learnt moves)."""
@@ -300,10 +309,15 @@ async def run_evaluation(
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(case: Mapping[str, Any], method: str, settings: Settings | None,
-                  store: Any) -> CaseResult:
+                  store: Any, revisit: bool = False) -> CaseResult:
         async with gate:
-            result = await run_case(case, method, choice.engine, settings=settings, store=store,
-                                    timeout=timeout, unavailable_reason=choice.detail)
+            return await run_case(case, method, choice.engine, settings=settings, store=store,
+                                  timeout=timeout, unavailable_reason=choice.detail,
+                                  revisit=revisit)
+
+    async def first(case: Mapping[str, Any], method: str, settings: Settings | None,
+                    store: Any) -> CaseResult:
+        result = await one(case, method, settings, store)
         if on_result is not None:
             on_result(result)
         return result
@@ -312,5 +326,49 @@ async def run_evaluation(
     results: list[CaseResult] = []
     for method in methods:
         settings, store = settings_for(method), store_for(method)
-        results += await asyncio.gather(*(one(case, method, settings, store) for case in cases))
+        runs = list(await asyncio.gather(*(first(case, method, settings, store)
+                                           for case in cases)))
+        again = revisits(runs) if store is not None else []
+        seconds = await asyncio.gather(*(one(cases[i], method, settings, store, revisit=True)
+                                         for i in again))
+        for i, second in zip(again, seconds, strict=True):
+            runs[i] = combined(runs[i], second)
+        results += runs
     return results
+
+
+def revisits(results: Sequence[CaseResult]) -> list[int]:
+    """The indexes of the results a second run may change: a dead link answered with no
+    live page (recovery.revisit.UNANSWERED), without an error (pure)."""
+    return [i for i, result in enumerate(results)
+            if result.error is None and result.answer in UNANSWERED]
+
+
+def combined(first: CaseResult, second: CaseResult) -> CaseResult:
+    """The case's result after its second run (pure): the first stands when the second gave
+    the remembered answer again (no request, not `revisited`) or failed; else the second's
+    answer, with both runs' costs (a second run that found nothing remembered — the first
+    was not kept: a failure — recovered afresh, and counts too)."""
+    if second.error is not None or (second.revisited is None and second.requests == 0):
+        return first
+    result = replace(second, requests=first.requests + second.requests,
+                     seconds=round(first.seconds + second.seconds, 3),
+                     search_queries=first.search_queries + second.search_queries,
+                     rate_limited=first.rate_limited + second.rate_limited,
+                     purposes=_summed(first.purposes, second.purposes),
+                     stages=_summed(first.stages, second.stages),
+                     failures={key: first.failures.get(key, 0) + second.failures.get(key, 0)
+                               for key in {*first.failures, *second.failures}})
+    return result
+
+
+def _summed(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str, float]],
+            ) -> dict[str, dict[str, float]]:
+    """Two cost breakdowns ({name: {"requests": n, "seconds": s}}) added up."""
+    total: dict[str, dict[str, float]] = {}
+    for part in (a, b):
+        for name, costs in part.items():
+            into = total.setdefault(name, {})
+            for key, value in costs.items():
+                into[key] = round(into.get(key, 0) + value, 3)
+    return total

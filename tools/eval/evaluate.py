@@ -100,6 +100,9 @@ class CaseResult:
     # The weak-anchor rule held (a one-common-word anchor, no archived copy: nothing said,
     # the learned ranking not asked): the feature rows say so, so a re-decision does too.
     weak_anchor: bool = False
+    # Why the case was recovered a second time at the end of the run (recovery.revisit: the
+    # store had learnt since what could answer it); its requests and seconds are both runs'.
+    revisited: str | None = None
 
     @property
     def error_type(self) -> str | None:
@@ -110,7 +113,7 @@ class CaseResult:
     def to_dict(self) -> dict[str, Any]:
         line = asdict(self)
         del line["candidates"]
-        for key in ("purposes", "stages", "failures", "weak_anchor"):  # only when there are some
+        for key in ("purposes", "stages", "failures", "weak_anchor", "revisited"):  # only when set
             if not line[key]:
                 del line[key]
         return line
@@ -138,6 +141,7 @@ class CaseResult:
             failures={str(k): int(v) for k, v in (data.get("failures") or {}).items()},
             weak_anchor=bool(data.get("weak_anchor")),
             answer=data.get("answer"),
+            revisited=data.get("revisited"),
         )
 
 
@@ -232,6 +236,9 @@ def cost_summary(results: Sequence[CaseResult]) -> dict[str, Any]:
         "requests_p90": percentile(requests, 0.9),
         "seconds_median": round(statistics.median(seconds), 3) if seconds else 0.0,
         "seconds_p90": round(float(percentile(seconds, 0.9)), 3),
+        # Cases recovered a second time at the end (eval_runner.revisits; both runs' costs
+        # are in the figures above).
+        "revisited": sum(1 for r in results if r.revisited),
     }
 
 

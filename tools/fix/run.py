@@ -270,7 +270,7 @@ async def recover_all(wanted: dict[str, Wanted], settings: Settings,
     keys = {job_key("recover", item): item["url"] for item in items}
     before = await asyncio.to_thread(done_keys, store, "recover", list(keys))
     dispatcher = get_dispatcher(settings, store)
-    records = await dispatcher.run("recover", items, progress=progress)
+    records = await dispatcher.recover(items, progress=progress)
     answers: dict[str, Recovery | str] = {}
     for item, record in zip(items, records, strict=True):
         if record.status == "done":

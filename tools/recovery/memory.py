@@ -10,7 +10,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pagetrail.store import watches as _watches
 from pagetrail.store.db import STORE_ERRORS, Store
@@ -29,11 +29,11 @@ from pagetrail.tools.models import EngineFailure, Recovery
 from pagetrail.tools.net.urls import normalize_url, same_url, site_of, validate_url
 
 __all__ = [
-    "MOVE_SOURCES", "AnswerSite", "MoveRecord", "PickRecord", "Store", "add_watch",
-    "answer_sites", "backlink_anchors", "cached_answer", "first_seen", "keep_listing",
-    "kept_listing", "list_watches", "moves_for_site", "picks_and_rejections", "picks_for",
-    "record_answer_elsewhere", "record_move", "record_pick", "remember_answer", "remove_watch",
-    "stored", "watched_channels",
+    "MOVE_SOURCES", "AnswerSite", "MoveRecord", "PickRecord", "Remembered", "Store",
+    "add_watch", "answer_sites", "backlink_anchors", "cached_answer", "first_seen",
+    "keep_listing", "kept_listing", "list_watches", "moves_for_site", "picks_and_rejections",
+    "picks_for", "record_answer_elsewhere", "record_move", "record_pick", "remember_answer",
+    "remove_watch", "stored", "watched_channels",
 ]
 
 log = logging.getLogger(__name__)
@@ -119,9 +119,11 @@ def answer_sites(store: Store, *, exclude_url: str = "",
                  limit: int = 4) -> list[AnswerSite]:
     """Sites that held answers for at least `min_dead_sites` other dead sites, or copies for
     `min_copy_sites`: where an answer for a new dead link may live too (a republisher, a
-    mirror). The dead link's own site is left out."""
+    mirror). The dead link's own site is left out, and what its own recoveries recorded is
+    not counted."""
     return _answer_sites(store, min_dead_sites=min_dead_sites, min_copy_sites=min_copy_sites,
-                         limit=limit, exclude=site_of(exclude_url) if exclude_url else "")
+                         limit=limit, exclude=site_of(exclude_url) if exclude_url else "",
+                         exclude_dead_url=exclude_url)
 
 
 def picks_for(store: Store, dead_url: str) -> list[PickRecord]:
@@ -157,7 +159,14 @@ def picks_and_rejections(store: Store, url: str) -> tuple[list[str], set[str]]:
     return chosen, rejected
 
 
-def cached_answer(store: Store, url: str, key: str) -> Recovery | None:
+class Remembered(NamedTuple):
+    """An answer given before, and when it was given."""
+
+    recovery: Recovery
+    given_at: datetime
+
+
+def cached_answer(store: Store, url: str, key: str) -> Remembered | None:
     """The answer remembered for this request within policy.ANSWER_CACHE_TTL, unless a person picked
     something on the site since (then it is answered afresh)."""
     row = latest_recovery(store, key)
@@ -168,7 +177,7 @@ def cached_answer(store: Store, url: str, key: str) -> Recovery | None:
     recovery = Recovery.model_validate(row.answer)
     recovery.cached = True
     recovery.requests = 0
-    return recovery
+    return Remembered(recovery, row.created_at)
 
 
 def remember_answer(store: Store, url: str, key: str, recovery: Recovery,

@@ -42,7 +42,7 @@ from pagetrail.tools.net.fetch import Fetcher, remembering_answers
 from pagetrail.tools.net.urls import normalize_url, validate_url
 from pagetrail.tools.offload import off_loop
 from pagetrail.tools.ranking.rank import Reference
-from pagetrail.tools.recovery import answer, chain, link_evidence, memory
+from pagetrail.tools.recovery import answer, chain, link_evidence, memory, revisit
 from pagetrail.tools.recovery.candidates import verify_top
 from pagetrail.tools.recovery.context import (
     Budget,
@@ -96,11 +96,18 @@ async def recover(
     key = request_key(dead, source=source_url, anchor=anchor, context=context,
                       date=link_date, methods=sorted(methods) if methods else None)
     found = Findings.start(dead, budget, progress)
+    revisited: str | None = None
     if store is not None and use_cache:
         cached = await memory.stored(found.fail, "cached answer", None,
                                      memory.cached_answer, store, dead, key)
         if cached is not None:
-            return cached
+            # An answer that found no live page is given again only if the store has
+            # learnt nothing since that could answer it (batch-mates' lessons).
+            revisited = await memory.stored(found.fail, "reading what was learnt since", None,
+                                            revisit.learned_since, store, cached.recovery,
+                                            cached.given_at, methods)
+            if revisited is None:
+                return cached.recovery
     started = time.monotonic()
     own_fetcher = fetcher is None
     fetcher = fetcher or Fetcher(settings)
@@ -120,6 +127,8 @@ async def recover(
             await fetcher.aclose()
     recovery.requests = fetcher.requests - requests_before
     recovery.seconds = round(time.monotonic() - started, 3)
+    if revisited is not None:
+        recovery.evidence["revisited"] = revisited  # why the remembered answer was not given
     if store is not None:
         # Learn (FABLE): what this recovery saw move teaches the site's rewrite rules. What
         # fails now is recorded like every failure (Findings.fail), then given in the answer.

@@ -16,6 +16,7 @@ import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pagetrail.store.db import Store
@@ -27,10 +28,11 @@ from pagetrail.tools.errors import (
     JobsStalled,
 )
 from pagetrail.tools.net.politeness import spread_hosts
+from pagetrail.tools.recovery.revisit import UNANSWERED
 from pagetrail.tools.settings import Settings, mask_url
 from pagetrail.tools.workers.broker import configure, send_task
 from pagetrail.tools.workers.jobs import run_job
-from pagetrail.tools.workers.keys import JobKind, job_key
+from pagetrail.tools.workers.keys import REVISIT_FIELD, JobKind, job_key
 
 ProgressFn = Callable[[int, int], None]
 REDIS_SCHEMES = ("redis", "rediss")
@@ -129,6 +131,27 @@ class Dispatcher(ABC):
         if missing:
             raise JobsStalled(f"{len(missing)} {kind} job(s) did not finish")
         return [records[key] for key in keys]
+
+    async def recover(self, items: Sequence[dict[str, Any]], *,
+                      progress: ProgressFn | None = None) -> list[JobRecord]:
+        """Recover a batch of links ("recover" jobs), then once more each link the batch
+        answered with no live page (tools.recovery.revisit: the remembered answer is given
+        again, at no request, unless the batch's later links taught the store what could
+        answer it). Every item's record, in order: the second one's answer when it was
+        answered afresh (its requests both runs'), else the first."""
+        records = await self.run("recover", items, progress=progress)
+        again = [i for i, record in enumerate(records) if record.status == "done"
+                 and record.result.get("answer") in UNANSWERED]
+        if not again:
+            return records
+        seconds = await self.run("recover", [{**items[i], REVISIT_FIELD: "1"} for i in again])
+        final = list(records)
+        for i, second in zip(again, seconds, strict=True):
+            if second.status == "done" and second.result.get("evidence", {}).get("revisited"):
+                requests = int(records[i].result.get("requests") or 0) + int(
+                    second.result.get("requests") or 0)
+                final[i] = replace(records[i], result={**second.result, "requests": requests})
+        return final
 
     @abstractmethod
     async def _run(self, kind: JobKind, todo: dict[str, dict[str, Any]], done: int,
@@ -284,8 +307,8 @@ async def scan_on_workers(dispatcher: Dispatcher, target: str, *, depth: int, ma
                 "url": link.url, "source_url": source.page_url if source else None,
                 "anchor": source.anchor if source else None,
                 "context": source.context if source else None}.items() if v})
-        for link, answer in zip(links, await dispatcher.run("recover", items,
-                                                            progress=progress), strict=True):
+        for link, answer in zip(links, await dispatcher.recover(items, progress=progress),
+                                strict=True):
             if answer.status != "done":
                 continue  # its error is in the jobs table; the digest shows no answer
             top = next(iter(answer.result.get("candidates") or []), None)

@@ -10,6 +10,9 @@ from typing import Any, Literal
 JobKind = Literal["check", "recover", "scan", "page", "digest"]
 KINDS: tuple[JobKind, ...] = ("check", "recover", "scan", "page", "digest")
 RECOVER_FIELDS = ("url", "source_url", "anchor", "context", "date")
+# A batch's second recovery of a link it answered with no live page (tools.recovery.revisit):
+# another job than the first, so that both are kept and a rerun resumes either.
+REVISIT_FIELD = "revisit"
 
 
 def job_key(kind: JobKind, item: dict[str, Any]) -> str:
@@ -18,6 +21,8 @@ def job_key(kind: JobKind, item: dict[str, Any]) -> str:
         identity: dict[str, Any] = {"batch": item.get("batch", ""), "url": item["url"]}
     elif kind == "recover":
         identity = {name: item.get(name) or None for name in RECOVER_FIELDS}
+        if item.get(REVISIT_FIELD):  # only when set: every first recovery keeps its key
+            identity[REVISIT_FIELD] = str(item[REVISIT_FIELD])
     elif kind == "page":
         identity = {"scan": item["scan"], "url": item["url"]}
     else:

@@ -56,6 +56,11 @@ class AnswerSites(Stage):
         self.read = True
         own = {site_of(ctx.url)}
         origins = [o for o in self.sites or [] if site_of(o) not in own][:policy.ANSWER_SITES]
+        # The sites read (none included) and what their maps were matched with: an answer
+        # that found nothing is asked again once another site's map lists a page for it
+        # (`recovery.revisit`).
+        found.notes.figures["answer_sites"] = [host_of(o) for o in origins]
+        found.notes.figures["listing_queries"] = list(queries)
         if not origins:
             return Asks()
         listings = await asyncio.gather(*(site_pages(ctx.store, found, lister, origin)
@@ -70,7 +75,6 @@ class AnswerSites(Stage):
                 if found.add_hit("ELSEWHERE", Hit(url=url, rank=rank,
                                                   engine="elsewhere")) is not None:
                     added += 1
-        found.notes.figures["answer_sites"] = [host_of(o) for o in origins]
         return Asks(added=added)
 
 
