@@ -10,8 +10,8 @@ page is not given again when, since it was given,
 - a site became an answer site that the recovery did not read, and its map (as a later
   recovery kept it) lists a page for the link (the answers recorded for this link itself not
   counted: what its own recovery taught is no news to it), or
-- the site's rewrite rules, given moves recorded since, propose an address the recovery did
-  not consider.
+- the site's rewrite rules, given moves recorded since, confidently propose an address the
+  recovery did not consider.
 
 `learned_since` says which (None: nothing new, the remembered answer stands); the pipeline
 then answers afresh (`pipeline.recover`), and batch runners ask their unanswered links once
@@ -27,7 +27,6 @@ from pagetrail.tools.engines.site import site_origin
 from pagetrail.tools.models import Recovery
 from pagetrail.tools.net.urls import host_of, normalize_url
 from pagetrail.tools.recovery import memory
-from pagetrail.tools.recovery.stages import direct
 from pagetrail.tools.recovery.stages.answer_sites import best_listed
 
 # The answers that told the user no live page: what a revisit may change.
@@ -64,16 +63,20 @@ def new_answer_sites(store: memory.Store, recovery: Recovery) -> list[str]:
 
 
 def new_proposals(store: memory.Store, recovery: Recovery, since: datetime) -> list[str]:
-    """Addresses the site's rewrite rules propose now, from moves recorded after `since`,
-    that are none of the recovery's candidates."""
+    """The address the site's rewrite rules, given moves recorded after `since`, propose
+    *confidently* for the link (FABLE's decision: `Inference.best`) when it is none of the
+    recovery's candidates. A rule's guess short of that was a guess before too, and asked
+    again it cost ~25 requests for no answer (seven PEP links of a thin-index world)."""
+    from pagetrail.tools.learning import KnownMove, infer_aliases
+
     moves = memory.moves_for_site(store, recovery.url)
     if not any(_aware(move.created_at) > _aware(since) for move in moves):
         return []
     document = recovery.memento.document if recovery.memento is not None else None
+    best = infer_aliases([KnownMove(m.old_url, m.new_url, source=m.source) for m in moves],
+                         recovery.url, title=(document.title if document else "") or None).best
     considered = {normalize_url(c.url) for c in recovery.candidates}
-    return [url for url, _weight in direct.inferred(store, recovery.url,
-                                                    document.title if document else "")
-            if normalize_url(url) not in considered]
+    return [best.url] if best is not None and normalize_url(best.url) not in considered else []
 
 
 def learned_since(store: memory.Store, recovery: Recovery, since: datetime,
