@@ -235,7 +235,7 @@ async def run_case(
 ) -> CaseResult:
     """One case through the engine. `revisit`: the case's second run at the end of the
     evaluation, through the store's remembered answer — given again (nothing learnt since:
-    the result says `cached`, no request) or answered afresh (`recovery.revisit`)."""
+    no request, no `revisited`) or answered afresh (`recovery.revisit`)."""
     case_id = str(case["id"])
     if engine is None:
         return CaseResult(id=case_id, method=method, error=f"engine_unavailable: {unavailable_reason}")
@@ -329,9 +329,9 @@ async def run_evaluation(
         runs = list(await asyncio.gather(*(first(case, method, settings, store)
                                            for case in cases)))
         again = revisits(runs) if store is not None else []
-        seconds = await asyncio.gather(*(one(cases[i], method, settings, store, revisit=True)
-                                         for i in again))
-        for i, second in zip(again, seconds, strict=True):
+        second_runs = await asyncio.gather(*(one(cases[i], method, settings, store,
+                                                 revisit=True) for i in again))
+        for i, second in zip(again, second_runs, strict=True):
             runs[i] = combined(runs[i], second)
         results += runs
     return results
@@ -351,15 +351,14 @@ def combined(first: CaseResult, second: CaseResult) -> CaseResult:
     was not kept: a failure — recovered afresh, and counts too)."""
     if second.error is not None or (second.revisited is None and second.requests == 0):
         return first
-    result = replace(second, requests=first.requests + second.requests,
-                     seconds=round(first.seconds + second.seconds, 3),
-                     search_queries=first.search_queries + second.search_queries,
-                     rate_limited=first.rate_limited + second.rate_limited,
-                     purposes=_summed(first.purposes, second.purposes),
-                     stages=_summed(first.stages, second.stages),
-                     failures={key: first.failures.get(key, 0) + second.failures.get(key, 0)
-                               for key in {*first.failures, *second.failures}})
-    return result
+    return replace(second, requests=first.requests + second.requests,
+                   seconds=round(first.seconds + second.seconds, 3),
+                   search_queries=first.search_queries + second.search_queries,
+                   rate_limited=first.rate_limited + second.rate_limited,
+                   purposes=_summed(first.purposes, second.purposes),
+                   stages=_summed(first.stages, second.stages),
+                   failures={key: first.failures.get(key, 0) + second.failures.get(key, 0)
+                             for key in {*first.failures, *second.failures}})
 
 
 def _summed(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str, float]],

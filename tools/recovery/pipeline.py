@@ -106,7 +106,8 @@ async def recover(
             revisited = await memory.stored(found.fail, "reading what was learnt since", None,
                                             revisit.learned_since, store, cached.recovery,
                                             cached.given_at, methods)
-            if revisited is None:
+            if revisited is None:  # (a store that failed that reading says so)
+                cached.recovery.failures.extend(found.failures)
                 return cached.recovery
     started = time.monotonic()
     own_fetcher = fetcher is None
