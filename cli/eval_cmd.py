@@ -386,8 +386,8 @@ def report_lines(report: Mapping[str, Any], engine: str = "pipeline") -> list[st
         f"cost per case: requests median {cost['requests_median']:g}, p90 {cost['requests_p90']:g}; "
         f"seconds median {cost['seconds_median']:.2f}, p90 {cost['seconds_p90']:.2f}"
         + (f"; {stopped} stopped at the time budget" if stopped else "")
-        + (f"; {cost['revisited']} asked again at the end (the store had learnt since)"
-           if cost.get("revisited") else ""),
+        + (f"; {report['revisited']} asked again at the end (the store had learnt since)"
+           if report.get("revisited") else ""),
     ]
     if errors["n"]:
         lines.append(f"errors: {error_line(errors)}")

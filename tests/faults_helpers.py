@@ -131,16 +131,18 @@ def job_statuses(db: str) -> Counter[tuple[str, str]]:
         engine.dispose()
 
 
-def recovery_keys(db: str) -> Counter[str]:
+def recovery_urls(db: str) -> Counter[str]:
+    """How many recovery rows (remembered answers) each URL has (normalised)."""
     from sqlalchemy import create_engine, select
 
     from pagetrail.store.models import RecoveryRow
+    from pagetrail.tools.net.urls import normalize_url
 
     engine = create_engine(db.replace("postgresql://", "postgresql+psycopg://", 1)
                            if db.startswith("postgresql://") else db)
     try:
         with engine.connect() as conn:
-            return Counter(conn.scalars(select(RecoveryRow.request_key)))
+            return Counter(normalize_url(url) for url in conn.scalars(select(RecoveryRow.url)))
     finally:
         engine.dispose()
 
@@ -172,16 +174,52 @@ def answers(out: Path) -> list[dict[str, Any]]:
             if line.strip()]
 
 
+def batch_job_keys(items: list[dict[str, str]]) -> tuple[dict[str, str], dict[str, str]]:
+    """The batch's recovery job keys → their URLs: the first pass's, and the second's (a
+    link answered with no live page is asked once more: `Dispatcher.recover`)."""
+    from pagetrail.tools.workers.jobs import recover_input
+    from pagetrail.tools.workers.keys import REVISIT_FIELD, job_key
+
+    inputs = [recover_input(item) for item in items]
+    return ({job_key("recover", item): item["url"] for item in inputs},
+            {job_key("recover", {**item, REVISIT_FIELD: "1"}): item["url"] for item in inputs})
+
+
+def first_pass_jobs(db: str, items: list[dict[str, str]]) -> int:
+    """How many of the batch's first-pass recovery jobs are recorded."""
+    first, _again = batch_job_keys(items)
+    return sum(n for (key, _status), n in job_statuses(db).items() if key in first)
+
+
 def assert_every_link_answered_once(db: str, items: list[dict[str, str]],
                                     out: Path | None = None) -> None:
-    """Every link answered, exactly once, none failed; no duplicate row."""
+    """Every link answered, exactly once, none failed; no duplicate row. Its second job (the
+    batch's revisit of an unanswered link) at most once, and a second recovery row only for
+    a link that second job answered afresh."""
+    from sqlalchemy import create_engine, select
+
+    from pagetrail.store.jobs import JobRow
+    from pagetrail.tools.net.urls import normalize_url
+
     statuses = job_statuses(db)
     keys = Counter(key for key, _ in statuses.elements())
-    assert len(keys) == len(items), (len(keys), len(items))
+    first, again = batch_job_keys(items)
+    assert {key for key in keys if key in first} == set(first), (len(keys), len(items))
+    assert set(keys) <= set(first) | set(again), "a job of no link of the batch"
     assert max(keys.values()) == 1  # no job recorded twice
     assert {status for _, status in statuses} == {"done"}, statuses
-    recoveries = recovery_keys(db)
-    assert recoveries and max(recoveries.values()) == 1, recoveries
+    engine = create_engine(db.replace("postgresql://", "postgresql+psycopg://", 1)
+                           if db.startswith("postgresql://") else db)
+    try:
+        with engine.connect() as conn:
+            afresh = {normalize_url(again[key]) for key, result in conn.execute(
+                select(JobRow.key, JobRow.result).where(JobRow.kind == "recover"))
+                if key in again and (result or {}).get("evidence", {}).get("revisited")}
+    finally:
+        engine.dispose()
+    recoveries = recovery_urls(db)
+    assert recoveries, recoveries
+    assert all(n == 1 + (url in afresh) for url, n in recoveries.items()), recoveries
     if out is not None:
         rows = answers(out)
         assert len(rows) == len(items)

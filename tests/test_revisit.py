@@ -5,6 +5,7 @@ cache, the dispatcher's `recover` (batch, fix, digests) and the evaluation (eval
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -251,3 +252,17 @@ def test_a_batch_asks_its_unanswered_links_again_after_the_rest(wire_world, stor
     assert ferry_answer["requests"] > first_run["requests"] > 0  # both runs counted
     again = asyncio.run(dispatch.InProcessDispatcher(settings, store).recover(items))
     assert [r.result for r in again] == [r.result for r in records]
+
+
+def test_the_report_says_how_many_cases_were_asked_again():
+    from pagetrail.tools.eval.evaluate import build_report
+
+    cases = [{"id": f"c{i}", "url": f"https://gone.example/{i}", "category": "gone",
+              "expect": {"kind": "none", "urls": []}} for i in (1, 2)]
+    plain = [replace(_result("none", 3), id=c["id"]) for c in cases]
+    assert "revisited" not in build_report("w", cases, plain)  # FORMAT.md's shape, unchanged
+    asked = [plain[0], replace(plain[1], revisited="answer sites learnt since: w")]
+    report = build_report("w", cases, asked)
+    assert report["revisited"] == 1
+    assert set(report["cost"]) == {"requests_median", "requests_p90", "seconds_median",
+                                   "seconds_p90"}

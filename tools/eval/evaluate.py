@@ -236,9 +236,6 @@ def cost_summary(results: Sequence[CaseResult]) -> dict[str, Any]:
         "requests_p90": percentile(requests, 0.9),
         "seconds_median": round(statistics.median(seconds), 3) if seconds else 0.0,
         "seconds_p90": round(float(percentile(seconds, 0.9)), 3),
-        # Cases recovered a second time at the end (eval_runner.revisits; both runs' costs
-        # are in the figures above).
-        "revisited": sum(1 for r in results if r.revisited),
     }
 
 
@@ -371,6 +368,9 @@ def build_report(
     primary_lines = [primary_results[c["id"]] for c in cases if c["id"] in primary_results]
     if any(r.purposes for r in primary_lines):  # runs whose fetcher recorded the breakdown
         report["cost_breakdown"] = cost_breakdown(primary_lines, cases)
+    revisited = sum(1 for r in primary_lines if r.revisited)
+    if revisited:  # cases recovered again at the end (eval_runner.revisits: both runs' cost)
+        report["revisited"] = revisited
     if world_format >= 2:
         report["drift"] = drift_summary(cases, primary_results)
         report["search"] = search_summary(
