@@ -161,6 +161,13 @@ def test_only_an_unanswered_recovery_that_looked_up_answer_sites_learns_of_new_o
     assert revisit.learned_since(store, read, NOW) is None
     moved = looked.model_copy(update={"answer": "moved"})
     assert revisit.learned_since(store, moved, NOW) is None
+    # A remembered answer's evidence is stored JSON: malformed notes are no news, no crash.
+    for junk in ({"answer_sites": "www.wire.example", "listing_queries": ["ferry"]},
+                 {"answer_sites": [], "listing_queries": "ferry summer timetable"},
+                 {"answer_sites": [], "listing_queries": []}):
+        assert revisit.learned_since(store, _none(dead, **junk), NOW) is None
+    odd = _none(dead).model_copy(update={"evidence": {"search": "not a dict"}})
+    assert revisit.learned_since(store, odd, NOW) is None
 
 
 def test_moves_recorded_since_make_the_sites_rules_propose_a_new_address(store):
@@ -192,6 +199,8 @@ def test_the_evaluation_revisits_unanswered_cases_and_counts_both_runs():
                      _result("none", 0, error="timeout: x")]) == [0, 2]
     assert combined(first, _result("none", 0)) is first  # the remembered answer again
     assert combined(first, _result("none", 4, error="timeout: x")) is first
+    # nothing remembered (the first run not kept): the second did the work, and counts
+    assert combined(first, _result("none", 4)).requests == 14
     after = combined(first, _result("replacement", 7, "answer sites learnt since: w",
                                     answers=[Answer("https://w.example/a", "replacement",
                                                     0.95)]))

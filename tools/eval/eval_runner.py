@@ -27,7 +27,7 @@ from pagetrail.tools.eval.costs import breakdown, endpoint_keys
 from pagetrail.tools.eval.evaluate import FULL, Answer, CaseResult
 from pagetrail.tools.eval.features import live_records
 from pagetrail.tools.models import Candidate, Recovery
-from pagetrail.tools.recovery.revisit import UNANSWERED
+from pagetrail.tools.recovery.revisit import UNANSWERED, answered_afresh
 from pagetrail.tools.settings import Settings
 
 # Evaluation method names (the papers' per-method table), in table order. Each runs the
@@ -345,11 +345,10 @@ def revisits(results: Sequence[CaseResult]) -> list[int]:
 
 
 def combined(first: CaseResult, second: CaseResult) -> CaseResult:
-    """The case's result after its second run (pure): the first stands when the second gave
-    the remembered answer again (no request, not `revisited`) or failed; else the second's
-    answer, with both runs' costs (a second run that found nothing remembered — the first
-    was not kept: a failure — recovered afresh, and counts too)."""
-    if second.error is not None or (second.revisited is None and second.requests == 0):
+    """The case's result after its second run (pure): the second's answer, with both runs'
+    costs, when it was answered afresh (`revisit.answered_afresh`); else — the remembered
+    answer given back, or a failed second run — the first."""
+    if second.error is not None or not answered_afresh(second.revisited, second.requests):
         return first
     return replace(second, requests=first.requests + second.requests,
                    seconds=round(first.seconds + second.seconds, 3),

@@ -33,6 +33,14 @@ from pagetrail.tools.recovery.stages.answer_sites import best_listed
 UNANSWERED = frozenset({"none", "archived"})
 
 
+def answered_afresh(revisited: object, requests: int) -> bool:
+    """Whether a link's second run replaces its first: it was answered afresh because the
+    store had learnt something (`revisited` set), or it found no remembered answer (the
+    first was not kept: a failure) and did the work again (`requests`). Else it gave the
+    remembered answer back, at no request, and the first stands."""
+    return bool(revisited) or requests > 0
+
+
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 

@@ -28,7 +28,7 @@ from pagetrail.tools.errors import (
     JobsStalled,
 )
 from pagetrail.tools.net.politeness import spread_hosts
-from pagetrail.tools.recovery.revisit import UNANSWERED
+from pagetrail.tools.recovery.revisit import UNANSWERED, answered_afresh
 from pagetrail.tools.settings import Settings, mask_url
 from pagetrail.tools.workers.broker import configure, send_task
 from pagetrail.tools.workers.jobs import run_job
@@ -138,18 +138,21 @@ class Dispatcher(ABC):
         answered with no live page (tools.recovery.revisit: the remembered answer is given
         again, at no request, unless the batch's later links taught the store what could
         answer it). Every item's record, in order: the second one's answer when it was
-        answered afresh (its requests both runs'), else the first."""
+        answered afresh (`revisit.answered_afresh`; its requests both runs'), else the
+        first."""
         records = await self.run("recover", items, progress=progress)
         again = [i for i, record in enumerate(records) if record.status == "done"
                  and record.result.get("answer") in UNANSWERED]
         if not again:
             return records
-        seconds = await self.run("recover", [{**items[i], REVISIT_FIELD: "1"} for i in again])
+        second_runs = await self.run("recover",
+                                     [{**items[i], REVISIT_FIELD: "1"} for i in again])
         final = list(records)
-        for i, second in zip(again, seconds, strict=True):
-            if second.status == "done" and second.result.get("evidence", {}).get("revisited"):
-                requests = int(records[i].result.get("requests") or 0) + int(
-                    second.result.get("requests") or 0)
+        for i, second in zip(again, second_runs, strict=True):
+            spent = int(second.result.get("requests") or 0)
+            if second.status == "done" and answered_afresh(
+                    (second.result.get("evidence") or {}).get("revisited"), spent):
+                requests = int(records[i].result.get("requests") or 0) + spent
                 final[i] = replace(records[i], result={**second.result, "requests": requests})
         return final
 
